@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install every Debian package utgt needs to build, test and demo.  Idempotent; silent when
+# nothing is missing.  Needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+PKGS=(
+	build-essential pkg-config clang clang-format
+	libcriterion-dev          # unit tests
+	liburing-dev              # backstore async I/O
+	libisal-dev               # CRC32C for iSCSI digests
+	libssl-dev                # CHAP MD5/SHA-1/SHA-256
+	libiscsi-dev libiscsi-bin # utgt-bench's iSCSI engine; iscsi-test-cu conformance oracle
+	libibverbs-dev librdmacm-dev
+	tgt                       # the userspace peer for benchmarks
+	iproute2 iperf3 gnuplot-nox
+	python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# tgt's package starts a tgtd service where an init system runs; we never use that instance.
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

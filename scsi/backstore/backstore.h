@@ -1,0 +1,83 @@
+/* Backstores: where a logical unit's blocks live.  One small ops table, asynchronous verbs,
+ * one closed status enum that the SCSI core maps to sense data in exactly one place. */
+#ifndef UTGT_BACKSTORE_H
+#define UTGT_BACKSTORE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "scsi/attr.h"
+
+enum bs_status {
+	BS_OK = 0,
+	BS_EIO,     /* the medium failed: MEDIUM ERROR */
+	BS_ENOSPC,  /* thin store out of space: SPACE ALLOCATION FAILED */
+	BS_EROFS,   /* store opened read-only */
+	BS_ENOTSUP, /* verb not supported by this store */
+	BS_ENOMEM,  /* transient resource shortage */
+	BS_ERANGE,  /* offset/length beyond the store (a core bug if it happens) */
+};
+
+enum bs_op {
+	BS_READ,
+	BS_WRITE,
+	BS_FLUSH,      /* make everything written so far durable */
+	BS_UNMAP,      /* deallocate [off, off+len): punch hole / discard; reads return zeros after */
+	BS_WRITE_SAME, /* replicate the one block in iov over [off, off+len) */
+};
+
+struct backstore;
+
+struct bs_io {
+	enum bs_op op;
+	uint64_t off; /* bytes */
+	uint64_t len; /* bytes */
+	struct iovec *iov;
+	int iovcnt;
+	bool fua; /* write: durable before completion */
+	void (*cb)(struct bs_io *io, enum bs_status st);
+	void *priv;
+	/* backstore-private */
+	struct bs_io *bs_next;
+	int64_t bs_res;
+};
+
+struct backstore_ops {
+	const char *name; /* SCST handler name: "vdisk_fileio" */
+	/* attributes this handler understands beyond the device-generic ones; NULL-terminated */
+	const char *const *attrs;
+	int (*open)(struct backstore *bs, char *err, size_t errlen);
+	void (*close)(struct backstore *bs);
+	/* Start io; io->cb runs exactly once, on any thread, possibly before submit returns. */
+	void (*submit)(struct backstore *bs, struct bs_io *io);
+};
+
+/* A configured store.  Fields mirror SCST's vdisk attributes. */
+struct backstore {
+	const struct backstore_ops *ops;
+	char name[64]; /* DEVICE name */
+	char filename[PATH_MAX];
+	uint64_t size;       /* bytes; from size/size_mb or the file */
+	uint32_t block_size; /* 512 or 4096 */
+	bool read_only;
+	bool nv_cache;      /* ignore SYNCHRONIZE CACHE and FUA: the cache is non-volatile */
+	bool o_direct;
+	bool write_through; /* open O_DSYNC: every write durable; WCE reads 0 */
+	bool thin_provisioned;
+	bool dummy;          /* nullio: the device exists but I/O does nothing */
+	bool read_zero;      /* nullio: reads return zeros (default) */
+	bool can_unmap;      /* set by open(): UNMAP really deallocates */
+	bool unmap_zeroes;   /* set by open(): deallocated blocks read back as zeros */
+	void *priv;
+};
+
+/* Registry of handlers by SCST name: vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk. */
+const struct backstore_ops *backstore_find(const char *handler);
+extern const struct backstore_ops bs_fileio_ops, bs_blockio_ops, bs_nullio_ops, bs_ramdisk_ops;
+
+/* Synchronous helper for slow-path commands running on a core worker thread. */
+enum bs_status bs_submit_sync(struct backstore *bs, struct bs_io *io);
+
+#endif

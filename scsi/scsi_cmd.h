@@ -1,0 +1,169 @@
+/* Inside the core: the per-opcode table that both dispatches commands and generates REPORT
+ * SUPPORTED OPERATION CODES, the handler signature, and the helpers handlers use to move data
+ * and to finish asynchronously.  Transports never include this. */
+#ifndef UTGT_SCSI_CMD_H
+#define UTGT_SCSI_CMD_H
+
+#include "scsi/scsi_dev.h"
+#include "scsi/scsi_lun.h"
+#include "scsi/scsi_sense.h"
+#include "scsi/scsi_task.h"
+
+/* What a handler returns: SR_OK (data and result ready), another scsi_sr (error), or SR_ASYNC
+ * (it will call scsi_task_complete() later, from any thread). */
+typedef enum scsi_sr (*scsi_handler_fn)(struct scsi_task *t);
+
+/* Command flags. */
+enum {
+	SCSI_CF_SA          = 1u << 0,  /* service action in byte 1 bits 0-4 selects the entry */
+	SCSI_CF_DATA_IN     = 1u << 1,
+	SCSI_CF_DATA_OUT    = 1u << 2,
+	SCSI_CF_MEDIA       = 1u << 3,  /* touches the medium: NOT READY when stopped/ejected */
+	SCSI_CF_WRITE       = 1u << 4,  /* modifies the medium: DATA PROTECT when read-only */
+	SCSI_CF_NO_UA       = 1u << 5,  /* neither reports nor clears a pending UNIT ATTENTION */
+	SCSI_CF_NO_LU       = 1u << 6,  /* runs even when the LUN addresses no LU */
+	SCSI_CF_SPC2_OK     = 1u << 7,  /* allowed while another nexus holds an SPC-2 reservation */
+	SCSI_CF_ALUA_SB_OK  = 1u << 8,  /* allowed in ALUA standby/unavailable */
+	SCSI_CF_HOQ_ONLY    = 1u << 9,  /* never waits behind the task set (INQUIRY, REPORT LUNS) */
+	SCSI_CF_CONFLICT_RO = 1u << 10, /* refused on a read-only LU even though not CF_WRITE */
+};
+
+/* How a command fares under a persistent reservation held by another I_T nexus (SPC-4 5.13,
+ * table "SPC commands that are allowed in the presence of various reservations"). */
+enum scsi_pr_class {
+	PRC_ALLOWED, /* allowed under every reservation type */
+	PRC_READ,    /* conflicts only with Exclusive Access types (non-registrants for *_RO/AR) */
+	PRC_WRITE,   /* conflicts with Write Exclusive and Exclusive Access types */
+	PRC_PROUT,   /* PERSISTENT RESERVE OUT: checks itself */
+};
+
+struct scsi_cmd_desc {
+	uint8_t opcode;
+	uint8_t sa;
+	uint8_t cdb_len;
+	uint8_t pr_class;
+	uint32_t flags;
+	const char *name;
+	scsi_handler_fn fn;
+	/* CDB usage data for REPORT SUPPORTED OPERATION CODES: which bits the handler examines. */
+	uint8_t usage[16];
+};
+
+extern const struct scsi_cmd_desc scsi_cmd_table[];
+extern const unsigned scsi_cmd_table_len;
+/* Find the entry for a CDB (opcode, and service action where the opcode has them). */
+const struct scsi_cmd_desc *scsi_cmd_lookup(const uint8_t *cdb);
+/* Does any entry use this opcode (to tell "invalid opcode" from "invalid service action")? */
+bool scsi_cmd_opcode_known(uint8_t opcode);
+
+/* ---- helpers for handlers (scsi/scsi_data.c) ---- */
+/* Copy data-in to the task's buffer, bounded by exp_xfer_len; `len` is what the command
+ * would return (already cut to its allocation length).  Records it for residuals. */
+void scsi_data_in(struct scsi_task *t, const void *buf, uint32_t len);
+/* Copy up to len bytes of data-out (parameter list) from the task; returns bytes copied. */
+uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len);
+/* Record the transfer length the CDB asks for (bytes) so residuals can be computed for
+ * commands whose data goes straight between iov and backstore. */
+void scsi_xfer_wanted(struct scsi_task *t, uint64_t bytes);
+
+/* Finish an SR_ASYNC command. */
+void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr);
+/* Run fn on a core worker thread where it may block on backstore I/O (bs_submit_sync);
+ * its return value finishes the task.  Returns SR_ASYNC for the handler to return. */
+enum scsi_sr scsi_run_blocking(struct scsi_task *t, scsi_handler_fn fn);
+
+/* The one mapping from backstore status to sense reason. */
+enum scsi_sr scsi_sr_from_bs(enum bs_status st, bool write);
+
+/* CDB field access */
+static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t get_be24(const uint8_t *p) { return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]; }
+static inline uint32_t get_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static inline uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
+static inline void put_be16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
+static inline void put_be24(uint8_t *p, uint32_t v) { p[0] = v >> 16; p[1] = v >> 8; p[2] = v; }
+static inline void put_be32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+static inline void put_be64(uint8_t *p, uint64_t v) { put_be32(p, v >> 32); put_be32(p + 4, (uint32_t)v); }
+
+/* ---- identity shared by VPD 83, XCOPY and the bench's path check (scsi/spc_vpd.c) ---- */
+/* 16-byte NAA IEEE Registered Extended (type 6) designator of the LU. */
+void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16]);
+/* Target port group of rel_tgt_id on dev (ALUA), or NULL when access is symmetric. */
+const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt_id);
+
+/* ---- reservations (scsi/spc_pr.c, scsi/spc_reserve.c) ---- */
+struct scsi_pr *scsi_pr_create(struct scsi_dev *dev);
+void scsi_pr_destroy(struct scsi_pr *pr);
+/* RESERVATION CONFLICT check for the task's command, SPC-2 and persistent. */
+enum scsi_sr scsi_reservation_check(struct scsi_task *t);
+/* LOGICAL UNIT RESET / I_T NEXUS RESET effects on reservations (SPC-2 released, PR kept). */
+void scsi_reservation_reset(struct scsi_dev *dev, const struct scsi_nexus *nx);
+
+/* ---- copy manager (scsi/spc_xcopy.c) ---- */
+struct scsi_xcopy *scsi_xcopy_create(struct scsi_dev *dev);
+void scsi_xcopy_destroy(struct scsi_xcopy *xc);
+
+/* ---- LBA range locks (scsi/sbc_rangelock.c): COMPARE AND WRITE atomicity ---- */
+struct scsi_rangelock *scsi_rangelock_create(void);
+void scsi_rangelock_destroy(struct scsi_rangelock *rl);
+
+/* ---- task set (scsi/scsi_taskset.c) and UA (scsi/spc_ua.c) ---- */
+struct scsi_taskset *scsi_taskset_create(void);
+void scsi_taskset_destroy(struct scsi_taskset *ts);
+struct scsi_ua_state *scsi_ua_create(void);
+void scsi_ua_destroy(struct scsi_ua_state *ua);
+
+/* ---- handlers: SPC (spc_*.c) ---- */
+enum scsi_sr spc_test_unit_ready(struct scsi_task *t);
+enum scsi_sr spc_request_sense(struct scsi_task *t);
+enum scsi_sr spc_inquiry(struct scsi_task *t);
+enum scsi_sr spc_report_luns(struct scsi_task *t);
+enum scsi_sr spc_mode_sense(struct scsi_task *t);   /* 6 and 10 */
+enum scsi_sr spc_mode_select(struct scsi_task *t);  /* 6 and 10 */
+enum scsi_sr spc_start_stop_unit(struct scsi_task *t);
+enum scsi_sr spc_prevent_allow(struct scsi_task *t);
+enum scsi_sr spc_report_supported_opcodes(struct scsi_task *t);
+enum scsi_sr spc_report_supported_tmfs(struct scsi_task *t);
+enum scsi_sr spc_report_target_port_groups(struct scsi_task *t);
+/* reservations */
+enum scsi_sr spc_reserve(struct scsi_task *t);      /* 6 and 10 */
+enum scsi_sr spc_release(struct scsi_task *t);      /* 6 and 10 */
+enum scsi_sr spc_pr_in(struct scsi_task *t);
+enum scsi_sr spc_pr_out(struct scsi_task *t);
+/* copy */
+enum scsi_sr spc_extended_copy(struct scsi_task *t);
+enum scsi_sr spc_receive_copy_results(struct scsi_task *t);
+
+/* ---- handlers: SBC (sbc_*.c) ---- */
+enum scsi_sr sbc_read_capacity10(struct scsi_task *t);
+enum scsi_sr sbc_read_capacity16(struct scsi_task *t);
+enum scsi_sr sbc_read(struct scsi_task *t);          /* 6/10/12/16 */
+enum scsi_sr sbc_write(struct scsi_task *t);         /* 6/10/12/16 */
+enum scsi_sr sbc_write_verify(struct scsi_task *t);  /* 10/12/16 */
+enum scsi_sr sbc_verify(struct scsi_task *t);        /* 10/12/16 */
+enum scsi_sr sbc_pre_fetch(struct scsi_task *t);     /* 10/16 */
+enum scsi_sr sbc_orwrite(struct scsi_task *t);
+enum scsi_sr sbc_write_same(struct scsi_task *t);    /* 10/16 */
+enum scsi_sr sbc_unmap(struct scsi_task *t);
+enum scsi_sr sbc_get_lba_status(struct scsi_task *t);
+enum scsi_sr sbc_sync_cache(struct scsi_task *t);    /* 10/16 */
+enum scsi_sr sbc_compare_and_write(struct scsi_task *t);
+enum scsi_sr sbc_sanitize(struct scsi_task *t);
+enum scsi_sr sbc_read_defect_data(struct scsi_task *t); /* 10/12 */
+enum scsi_sr sbc_write_atomic(struct scsi_task *t);
+
+/* Block limits the SBC code enforces and VPD B0 announces (one source of truth). */
+struct sbc_limits {
+	uint32_t max_xfer_blocks;
+	uint32_t opt_xfer_blocks;
+	uint32_t max_unmap_lba_count;
+	uint32_t max_unmap_descriptors;
+	uint64_t max_write_same_blocks;
+	uint32_t max_compare_write_blocks;
+	uint32_t max_atomic_blocks;
+	uint32_t atomic_alignment;
+	uint32_t atomic_granularity;
+};
+void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out);
+
+#endif

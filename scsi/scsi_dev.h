@@ -1,0 +1,127 @@
+/* The logical unit model: one struct scsi_dev per configured DEVICE.  It owns the backstore
+ * and all SCSI state that SPC-4 ties to the logical unit: mode pages, UNIT ATTENTION queues,
+ * the task set, reservations, ALUA group membership, copy operations. */
+#ifndef UTGT_SCSI_DEV_H
+#define UTGT_SCSI_DEV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scsi/attr.h"
+#include "scsi/backstore/backstore.h"
+#include "scsi/scsi_task.h"
+
+/* ALUA (SPC-4 asymmetric access states, as REPORT TARGET PORT GROUPS encodes them). */
+enum scsi_alua_state {
+	ALUA_ACTIVE_OPTIMIZED    = 0x0,
+	ALUA_ACTIVE_NONOPTIMIZED = 0x1,
+	ALUA_STANDBY             = 0x2,
+	ALUA_UNAVAILABLE         = 0x3,
+	ALUA_OFFLINE             = 0xe,
+	ALUA_TRANSITIONING       = 0xf,
+};
+
+struct scsi_tpg {
+	char name[64];
+	uint16_t group_id;
+	enum scsi_alua_state state;
+	bool preferred;
+	unsigned nports;
+	uint16_t *rel_tgt_ids;
+};
+
+/* SCST DEVICE_GROUP: devices sharing a set of target port groups. */
+struct scsi_alua_group {
+	char name[64];
+	unsigned ntpgs;
+	struct scsi_tpg *tpgs;
+};
+
+/* Identity and behaviour of a device, from scst.conf attributes (SCST names in comments). */
+struct scsi_dev_params {
+	char name[64];
+	char vendor[9];      /* t10_vend_id, default "UTGT" */
+	char product[17];    /* prod_id, default device name */
+	char revision[5];    /* prod_rev_lvl */
+	char t10_dev_id[65]; /* t10_dev_id, default device name */
+	char usn[33];        /* usn: unit serial number (VPD 80), default derived from name */
+	uint64_t naa_id;     /* NAA 6 identifier low 64 bits; 0 = derive from usn */
+	bool rotational;     /* VPD B1 medium rotation rate */
+	bool removable;      /* RMB bit; START STOP UNIT LOEJ and PREVENT ALLOW apply */
+	bool swp;            /* software write protect, control mode page */
+	bool d_sense;        /* default D_SENSE */
+	bool tas;            /* task aborted status */
+	uint8_t qerr;
+	unsigned max_xfer_blocks; /* Block Limits: maximum transfer length */
+	char pr_file_dir[256];    /* where APTPL state is kept; "" = no persistence */
+};
+
+struct scsi_ua_state;  /* scsi/spc_ua.c */
+struct scsi_taskset;   /* scsi/scsi_taskset.c */
+struct scsi_pr;        /* scsi/spc_pr.c */
+struct scsi_rangelock; /* scsi/sbc_rangelock.c */
+struct scsi_xcopy;     /* scsi/spc_xcopy.c */
+
+struct scsi_dev {
+	struct scsi_dev_params p;
+	struct backstore *bs;
+	uint64_t nr_blocks;
+	uint32_t block_size;
+	uint8_t block_shift;
+	pthread_mutex_t lock; /* state below; never held across backstore I/O */
+
+	/* mode parameters, current values (changeable ones set by MODE SELECT) */
+	struct {
+		bool wce;     /* caching page 08 */
+		bool rcd;
+		bool d_sense; /* control page 0A */
+		bool swp;
+		uint8_t qerr;
+		bool tas;
+		uint8_t mrie;     /* informational exceptions page 1C */
+		bool dexcpt;
+		bool awre, arre;  /* error recovery page 01 */
+	} mode;
+
+	bool stopped;         /* START STOP UNIT START=0 */
+	bool medium_removed;  /* removable and ejected (LOEJ) */
+	unsigned prevent;     /* PREVENT ALLOW MEDIUM REMOVAL count */
+	bool sanitizing;
+
+	/* SPC-2 RESERVE/RELEASE holder (by nexus id, 0 = none) */
+	char spc2_holder[SCSI_NAME_MAX + 24];
+	uint16_t spc2_holder_rtpi;
+	bool spc2_reserved;
+
+	const struct scsi_alua_group *alua; /* NULL: symmetric access */
+
+	struct scsi_ua_state *ua;
+	struct scsi_taskset *ts;
+	struct scsi_pr *pr;
+	struct scsi_rangelock *rl;
+	struct scsi_xcopy *xc;
+};
+
+/* Build a device from an SCST handler name and its attributes.  Reports unknown or bad
+ * attributes on d (with lines).  Does not open the backstore (see scsi_dev_open) so that
+ * `--check` validates without touching files.  Returns NULL on error. */
+struct scsi_dev *scsi_dev_configure(const char *handler, const char *name,
+				    const struct utgt_attr *attrs, unsigned nattrs, struct diag *d);
+/* Open the backstore and size the LU.  0 on success; -1 with a message in err. */
+int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen);
+void scsi_dev_destroy(struct scsi_dev *dev);
+
+/* A device built directly (tests, demo): backstore already filled in, not yet opened. */
+struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore *bs);
+
+/* Capacity changed underneath (e.g. file grown): rescan, raise 2A/09 to every nexus. */
+void scsi_dev_resize(struct scsi_dev *dev);
+
+/* UNIT ATTENTION (scsi/spc_ua.c).  Establish for every I_T nexus except `except` (may be
+ * NULL), or for one nexus by port names. */
+void scsi_ua_raise_all(struct scsi_dev *dev, const struct scsi_nexus *except, uint8_t asc, uint8_t ascq);
+void scsi_ua_raise(struct scsi_dev *dev, const char *initiator_port, uint16_t rel_tgt_id,
+		   uint8_t asc, uint8_t ascq);
+
+#endif

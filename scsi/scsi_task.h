@@ -1,0 +1,183 @@
+/* The one contract between a transport and the SCSI core.
+ *
+ * A transport fills a struct scsi_task (CDB, LUN, I_T nexus, task attribute, data buffer,
+ * completion callback) and calls scsi_task_execute().  The core calls task->done exactly once,
+ * possibly before scsi_task_execute() returns and possibly from another thread (a backstore
+ * completion thread), with status, sense and residual filled in.  Nothing here knows which
+ * transport is on the other side. */
+#ifndef UTGT_SCSI_TASK_H
+#define UTGT_SCSI_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define SCSI_CDB_MAX   32
+#define SCSI_SENSE_MAX 252
+#define SCSI_NAME_MAX  224 /* iSCSI names are at most 223 bytes */
+
+/* SAM task attributes, numbered as iSCSI's ATTR field and SRP's TASK ATTRIBUTE encode them. */
+enum scsi_task_attr {
+	SCSI_ATTR_SIMPLE        = 0,
+	SCSI_ATTR_ORDERED       = 1,
+	SCSI_ATTR_HEAD_OF_QUEUE = 2,
+	SCSI_ATTR_ACA           = 3,
+};
+
+/* Direction the transport learned from its own header (iSCSI R/W bits, SRP descriptors). */
+enum scsi_data_dir {
+	SCSI_DIR_NONE  = 0,
+	SCSI_DIR_READ  = 1, /* data-in: target to initiator */
+	SCSI_DIR_WRITE = 2, /* data-out: initiator to target */
+};
+
+enum scsi_resid {
+	SCSI_RESID_NONE  = 0,
+	SCSI_RESID_UNDER = 1, /* less data than expected moved */
+	SCSI_RESID_OVER  = 2, /* the command wanted more than the expected transfer length */
+};
+
+/* SPC-4 protocol identifiers, for TransportIDs and VPD 83. */
+enum scsi_proto_id {
+	SCSI_PROTO_SRP   = 0x4,
+	SCSI_PROTO_ISCSI = 0x5,
+	SCSI_PROTO_SAS   = 0x6, /* unused; TCMU reports what LIO gives us */
+};
+
+struct scsi_lun_table;
+struct scsi_lun_entry;
+struct scsi_cmd_desc;
+struct scsi_dev;
+
+/* An I_T nexus: one initiator port talking to one target port.  The transport creates it at
+ * login, registers it with scsi_nexus_register() and unregisters it (after every task it
+ * submitted has completed) at logout.  PR registrations and UNIT ATTENTIONs are keyed on the
+ * port names, not on this struct, so they survive a reconnect as SPC-4 requires. */
+struct scsi_nexus {
+	uint64_t id;                           /* assigned by scsi_nexus_register(), never reused */
+	enum scsi_proto_id proto;
+	char initiator_name[SCSI_NAME_MAX];    /* iSCSI name / SRP port id in hex; used by ACLs */
+	char initiator_port[SCSI_NAME_MAX + 24]; /* "iqn...,i,0x<isid>" for iSCSI; same as name for SRP */
+	char target_name[SCSI_NAME_MAX];
+	char target_port[SCSI_NAME_MAX + 24];  /* "iqn...,t,0x<tpgt>" for iSCSI */
+	uint16_t rel_tgt_id;                   /* relative target port identifier (VPD 83, RTPG) */
+	const struct scsi_lun_table *luns;     /* LUs this nexus may address, resolved by ACL */
+	void *transport_priv;
+};
+
+struct scsi_task {
+	/* ---- filled by the transport ---- */
+	uint8_t cdb[SCSI_CDB_MAX];
+	uint8_t cdb_len;
+	uint64_t lun;                  /* flat LUN number, see scsi_lun_decode() */
+	struct scsi_nexus *nexus;
+	enum scsi_task_attr attr;
+	uint64_t tag;                  /* initiator task tag, what ABORT TASK names */
+	enum scsi_data_dir dir;
+	uint32_t exp_xfer_len;         /* expected data transfer length in bytes */
+	struct iovec *iov;             /* write: the data-out; read: room for exp_xfer_len bytes */
+	int iovcnt;
+	void (*done)(struct scsi_task *task);
+	void *priv;                    /* transport's own */
+
+	/* ---- filled by the core before done() ---- */
+	uint8_t status;                /* SAM status byte */
+	uint8_t sense_len;
+	uint8_t sense[SCSI_SENSE_MAX];
+	uint32_t data_len;             /* data-in bytes placed in iov / data-out bytes consumed */
+	enum scsi_resid resid_kind;
+	uint32_t resid;
+	bool aborted;                  /* aborted by a TMF: the transport sends no response */
+
+	/* ---- core-private: transports must not touch ---- */
+	struct {
+		struct scsi_dev *dev;
+		const struct scsi_lun_entry *lun_ent;
+		const struct scsi_cmd_desc *desc;
+		struct scsi_task *next, *prev; /* task set of the LU */
+		struct scsi_task *wait_next;   /* queued behind ORDERED / range lock */
+		uint32_t flags;
+		int sr;                        /* enum scsi_sr once decided */
+		/* sense details for the sense builder */
+		uint8_t ua_asc, ua_ascq;       /* for SR_UNIT_ATTENTION */
+		uint16_t sks_field;            /* sense-key-specific field pointer: byte */
+		int8_t sks_bit;                /* bit, or -1 when the whole byte */
+		bool sks_cdb;                  /* true: points into the CDB; false: parameter list */
+		bool info_valid;
+		uint64_t info;                 /* INFORMATION field (miscompare offset, bad LBA) */
+		/* per-command scratch shared by the SBC path */
+		uint64_t lba;
+		uint32_t nblocks;
+		uint64_t xfer_wanted;         /* bytes the CDB asks to move */
+		bool xfer_set;
+		uint64_t range_lba;            /* range lock held, when flags say so */
+		uint32_t range_len;
+		void *ctx;
+	} core;
+};
+
+/* Submit a task.  task->done is called exactly once. */
+void scsi_task_execute(struct scsi_task *task);
+
+/* Task management functions (SAM-5 names). */
+enum scsi_tmf_fn {
+	SCSI_TMF_ABORT_TASK,
+	SCSI_TMF_ABORT_TASK_SET,
+	SCSI_TMF_CLEAR_TASK_SET,
+	SCSI_TMF_CLEAR_ACA,
+	SCSI_TMF_LOGICAL_UNIT_RESET,
+	SCSI_TMF_I_T_NEXUS_RESET,
+	SCSI_TMF_TARGET_WARM_RESET,
+	SCSI_TMF_TARGET_COLD_RESET,
+	SCSI_TMF_QUERY_TASK,
+	SCSI_TMF_QUERY_TASK_SET,
+	SCSI_TMF_QUERY_ASYNC_EVENT,
+};
+
+enum scsi_tmf_resp {
+	SCSI_TMF_COMPLETE,          /* function complete */
+	SCSI_TMF_SUCCEEDED,         /* QUERY TASK found it */
+	SCSI_TMF_NO_TASK,           /* ABORT TASK: no such task (still "complete" for iSCSI) */
+	SCSI_TMF_NO_LUN,
+	SCSI_TMF_NOT_SUPPORTED,
+	SCSI_TMF_REJECTED,
+};
+
+struct scsi_tmf {
+	enum scsi_tmf_fn fn;
+	uint64_t lun;
+	uint64_t ref_tag;              /* ABORT TASK / QUERY TASK: the task named */
+	struct scsi_nexus *nexus;
+	void (*done)(struct scsi_tmf *tmf);
+	void *priv;
+	enum scsi_tmf_resp resp;       /* filled by the core */
+	/* core-private */
+	int pending;
+};
+
+/* Run a TMF.  tmf->done is called once every task it aborts has completed (with aborted set,
+ * their own done() called first), so no command is left behind. */
+void scsi_tmf_execute(struct scsi_tmf *tmf);
+
+/* Nexus lifecycle.  Register before the first task; unregister after the last completes. */
+void scsi_nexus_register(struct scsi_nexus *nx);
+void scsi_nexus_unregister(struct scsi_nexus *nx);
+
+/* Core lifetime: worker threads for the commands that block (COMPARE AND WRITE, XCOPY, ...). */
+int scsi_core_init(unsigned nworkers);
+void scsi_core_shutdown(void);
+
+/* SAM status codes. */
+enum {
+	SAM_STAT_GOOD                 = 0x00,
+	SAM_STAT_CHECK_CONDITION      = 0x02,
+	SAM_STAT_CONDITION_MET        = 0x04,
+	SAM_STAT_BUSY                 = 0x08,
+	SAM_STAT_RESERVATION_CONFLICT = 0x18,
+	SAM_STAT_TASK_SET_FULL        = 0x28,
+	SAM_STAT_ACA_ACTIVE           = 0x30,
+	SAM_STAT_TASK_ABORTED         = 0x40,
+};
+
+#endif

@@ -1,0 +1,121 @@
+/* utgtd's object model, built from scst.conf: devices, target drivers, targets, LUN maps,
+ * initiator groups (ACLs), ALUA device groups.  Transports read it; the SCSI core only sees
+ * the scsi_dev and scsi_lun_table pieces of it. */
+#ifndef UTGT_TGT_MODEL_H
+#define UTGT_TGT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scsi/attr.h"
+#include "scsi/scsi_dev.h"
+#include "scsi/scsi_lun.h"
+
+struct tgt_attrs {
+	struct utgt_attr *a;
+	unsigned n;
+};
+/* Last value of key (case-insensitive), or NULL. */
+const char *tgt_attr_get(const struct tgt_attrs *as, const char *key);
+/* Every value of a repeatable key (listen, IncomingUser, allowed_portal), in file order. */
+unsigned tgt_attr_get_all(const struct tgt_attrs *as, const char *key, const char **vals,
+			  unsigned max);
+
+struct tgt_device {
+	char name[64];
+	char handler[32]; /* vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk */
+	struct tgt_attrs attrs;
+	int line;
+	struct scsi_dev *dev; /* built at load; opened at start or --check=full */
+};
+
+struct tgt_lun {
+	uint64_t lun;
+	char device[64];
+	bool read_only;
+	struct tgt_attrs attrs;
+	int line;
+	struct tgt_device *dev;
+};
+
+struct tgt_group { /* SCST GROUP: initiators matching a pattern see this LUN set */
+	char name[64];
+	char **initiators; /* patterns with *, ?, and a leading ! to exclude */
+	unsigned ninitiators;
+	struct tgt_lun *luns;
+	unsigned nluns;
+	struct tgt_attrs attrs;
+	int line;
+	struct scsi_lun_table table;
+};
+
+struct tgt_driver;
+
+struct tgt_target {
+	char name[224];
+	struct tgt_driver *driver;
+	bool enabled;
+	bool hw_target; /* HW_TARGET keyword */
+	uint16_t rel_tgt_id;
+	struct tgt_attrs attrs; /* transport attributes (iSCSI keys, CHAP users, allowed_portal) */
+	struct tgt_lun *luns;   /* the target's default LUN set */
+	unsigned nluns;
+	struct tgt_group *groups;
+	unsigned ngroups;
+	int line;
+	struct scsi_lun_table table;
+};
+
+struct tgt_driver {
+	char name[32];
+	bool known;   /* one we serve: iscsi, ib_srpt, iser, copy_manager, tcmu */
+	bool enabled;
+	struct tgt_attrs attrs; /* driver-level: listen, IncomingUser for discovery, ... */
+	struct tgt_target *targets;
+	unsigned ntargets;
+	int line;
+};
+
+struct tgt_config {
+	char path[4096];
+	struct tgt_device *devices;
+	unsigned ndevices;
+	struct tgt_driver *drivers;
+	unsigned ndrivers;
+	struct scsi_alua_group *alua_groups; /* DEVICE_GROUP blocks, resolved */
+	unsigned nalua_groups;
+	struct tgt_attrs globals; /* top-level attributes (setup_id, max_tasklet_cmd, ...) */
+};
+
+/* Parse and validate; errors and warnings go to d with FILE:LINE.  NULL when d->errors. */
+struct tgt_config *tgt_config_load(const char *path, struct diag *d);
+struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *name, struct diag *d);
+/* Open every device's backstore (start, or --check=full). */
+int tgt_config_open_devices(struct tgt_config *cfg, struct diag *d);
+void tgt_config_free(struct tgt_config *cfg);
+/* Print the resolved configuration (what --check shows). */
+void tgt_config_print(const struct tgt_config *cfg, FILE *out);
+
+const struct tgt_driver *tgt_config_driver(const struct tgt_config *cfg, const char *name);
+const struct tgt_target *tgt_driver_target(const struct tgt_driver *drv, const char *name);
+
+/* ACL: the LUN set initiator `iname` sees on target t (SCST rules: the first GROUP whose
+ * INITIATOR patterns match, else the target's own LUNs).  Never NULL; may be empty. */
+const struct scsi_lun_table *tgt_acl_resolve(const struct tgt_target *t, const char *iname);
+/* SCST wildcard match: '*', '?', and a leading '!' negates. */
+bool tgt_wildcard_match(const char *pattern, const char *name);
+
+/* A front end utgtd can start for a TARGET_DRIVER block. */
+struct tgt_transport {
+	const char *driver;              /* "iscsi" */
+	const char *const *driver_attrs; /* accepted driver-level attributes, NULL-terminated */
+	const char *const *target_attrs; /* accepted target-level attributes, NULL-terminated */
+	/* Validate transport-specific values (numbers, ranges); report on d. */
+	void (*validate)(const struct tgt_driver *drv, struct diag *d);
+	int (*start)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err, size_t errlen);
+	void (*stop)(void); /* drain in-flight I/O and close every connection */
+};
+const struct tgt_transport *tgt_transport_find(const char *driver);
+
+#endif
