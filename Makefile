@@ -40,15 +40,19 @@ $(BENCH_LIB): $(call obj,$(BENCH_LIB_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# Whole-archive: every object of the library is part of the program, so nothing in it can
+# silently drop out of a build and tests link exactly what the daemon runs.
+WHOLE = -Wl,--whole-archive $(1) -Wl,--no-whole-archive
+
 $(BUILD)/utgtd: $(call obj,$(CORE_MAINS)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CORE_MAINS)) $(call WHOLE,$(CORE_LIB)) $(LIBS)
 
 $(BUILD)/utgt-bench: $(call obj,$(BENCH_MAINS)) $(BENCH_LIB) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(BENCH_MAINS)) $(call WHOLE,$(BENCH_LIB) $(CORE_LIB)) $(BENCH_LIBS) $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BENCH_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(BENCH_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(call WHOLE,$(BENCH_LIB) $(CORE_LIB)) $(TEST_LIBS) $(BENCH_LIBS) $(LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
