@@ -1,5 +1,10 @@
 /* Backstores: where a logical unit's blocks live.  One small ops table, asynchronous verbs,
- * one closed status enum that the SCSI core maps to sense data in exactly one place. */
+ * one closed status enum that the SCSI core maps to sense data in exactly one place.
+ *
+ * Note for backstore authors (from the SBC side, engineer B): backstore_ops.lba_status is an
+ * OPTIONAL verb used by GET LBA STATUS (scsi/sbc_lba_status.c).  fileio should answer it with
+ * SEEK_DATA/SEEK_HOLE, ramdisk from what it knows about dropped pages; a store without it is
+ * reported as fully mapped.  It runs on a core worker thread and may block. */
 #ifndef UTGT_BACKSTORE_H
 #define UTGT_BACKSTORE_H
 
@@ -52,6 +57,12 @@ struct backstore_ops {
 	void (*close)(struct backstore *bs);
 	/* Start io; io->cb runs exactly once, on any thread, possibly before submit returns. */
 	void (*submit)(struct backstore *bs, struct bs_io *io);
+	/* Optional (GET LBA STATUS).  Starting at byte `off` (block aligned, inside the store),
+	 * report whether the data there is allocated (*mapped) and how many bytes from `off` on,
+	 * at most `len`, share that state (*run, a multiple of the block size, > 0).  Synchronous;
+	 * called on a core worker.  NULL: every block counts as mapped. */
+	enum bs_status (*lba_status)(struct backstore *bs, uint64_t off, uint64_t len, bool *mapped,
+				     uint64_t *run);
 };
 
 /* A configured store.  Fields mirror SCST's vdisk attributes. */
