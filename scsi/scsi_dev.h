@@ -70,6 +70,7 @@ struct scsi_dev {
 	uint32_t block_size;
 	uint8_t block_shift;
 	pthread_mutex_t lock; /* state below; never held across backstore I/O */
+	bool open;            /* scsi_dev_open() succeeded: backstore open, pr/rl/xc created */
 
 	/* mode parameters, current values (changeable ones set by MODE SELECT) */
 	struct {
@@ -88,6 +89,10 @@ struct scsi_dev {
 	bool medium_removed;  /* removable and ejected (LOEJ) */
 	unsigned prevent;     /* PREVENT ALLOW MEDIUM REMOVAL count */
 	bool sanitizing;
+	/* A SANITIZE failed: medium access gets MEDIUM ERROR 31/03 until a SANITIZE succeeds or
+	 * EXIT FAILURE MODE (allowed only when the failed one had AUSE=1) clears it. */
+	bool sanitize_failed;
+	bool sanitize_ause;
 
 	/* SPC-2 RESERVE/RELEASE holder (by nexus id, 0 = none) */
 	char spc2_holder[SCSI_NAME_MAX + 24];
@@ -110,6 +115,7 @@ struct scsi_dev *scsi_dev_configure(const char *handler, const char *name,
 				    const struct utgt_attr *attrs, unsigned nattrs, struct diag *d);
 /* Open the backstore and size the LU.  0 on success; -1 with a message in err. */
 int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen);
+/* Closes the backstore when open and frees it too: the device owns its struct backstore. */
 void scsi_dev_destroy(struct scsi_dev *dev);
 
 /* A device built directly (tests, demo): backstore already filled in, not yet opened. */
@@ -123,5 +129,10 @@ void scsi_dev_resize(struct scsi_dev *dev);
 void scsi_ua_raise_all(struct scsi_dev *dev, const struct scsi_nexus *except, uint8_t asc, uint8_t ascq);
 void scsi_ua_raise(struct scsi_dev *dev, const char *initiator_port, uint16_t rel_tgt_id,
 		   uint8_t asc, uint8_t ascq);
+/* Establish a UA for every I_T nexus known to dev that match() accepts (persistent
+ * reservations: registrations made for all target ports, or for every port of an iSCSI name). */
+void scsi_ua_raise_match(struct scsi_dev *dev,
+			 bool (*match)(const char *initiator_port, uint16_t rel_tgt_id, void *arg),
+			 void *arg, uint8_t asc, uint8_t ascq);
 
 #endif
