@@ -3,10 +3,6 @@
 
 #include "scsi/backstore/backstore.h"
 
-/* TEMPORARY until vdisk_fileio/vdisk_blockio land: unresolved weak references read as NULL. */
-extern const struct backstore_ops bs_fileio_ops __attribute__((weak));
-extern const struct backstore_ops bs_blockio_ops __attribute__((weak));
-
 static const struct backstore_ops *const handlers[] = {
 	&bs_fileio_ops,
 	&bs_blockio_ops,
@@ -19,7 +15,7 @@ const struct backstore_ops *backstore_find(const char *handler)
 	if (!handler)
 		return NULL;
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
-		if (handlers[i] && !strcmp(handlers[i]->name, handler))
+		if (!strcmp(handlers[i]->name, handler))
 			return handlers[i];
 	return NULL;
 }

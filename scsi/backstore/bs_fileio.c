@@ -1,0 +1,195 @@
+/* vdisk_fileio: a logical unit in a regular file, through the asynchronous engine (bs_aio).
+ *
+ * SCST semantics: the LU is the file (its size, rounded down to whole blocks).  Our addition:
+ * a file that does not exist is created sparse when a size is configured.  read_only opens
+ * O_RDONLY; write_through opens O_DSYNC (unless nv_cache); o_direct opens O_DIRECT, with a
+ * second buffered descriptor for I/O the file cannot take directly; nv_cache makes FLUSH and
+ * FUA no-ops; thin_provisioned lets UNMAP punch holes (reads of a hole return zeros).  A file
+ * that is not thin provisioned does not deallocate: UNMAP is refused (BS_ENOTSUP). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scsi/backstore/backstore.h"
+#include "scsi/backstore/bs_aio.h"
+#include "scsi/backstore/bs_util.h"
+
+#define DIO_FALLBACK_ALIGN 4096
+
+/* Open (creating when allowed) and size the file.  Returns the fd or -1 with err set. */
+static int fileio_open_sized(struct backstore *bs, int flags, char *err, size_t errlen)
+{
+	struct stat st;
+	uint64_t fsize;
+	int fd;
+
+	if (stat(bs->filename, &st) < 0) {
+		if (errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename, strerror(errno));
+			return -1;
+		}
+		if (!bs->size) {
+			snprintf(err, errlen, "%s: %s does not exist and no size is set to create it",
+				 bs->name, bs->filename);
+			return -1;
+		}
+		if (bs->read_only) {
+			snprintf(err, errlen, "%s: %s does not exist (read_only: not creating it)",
+				 bs->name, bs->filename);
+			return -1;
+		}
+		fd = open(bs->filename, flags | O_CREAT | O_EXCL, 0600);
+		if (fd < 0) {
+			snprintf(err, errlen, "%s: cannot create %s: %s", bs->name, bs->filename,
+				 strerror(errno));
+			return -1;
+		}
+		if (ftruncate(fd, (off_t)bs->size) < 0) {
+			snprintf(err, errlen, "%s: cannot size %s to %llu bytes: %s", bs->name,
+				 bs->filename, (unsigned long long)bs->size, strerror(errno));
+			close(fd);
+			unlink(bs->filename);
+			return -1;
+		}
+		return fd;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s is a directory", bs->name, bs->filename);
+		return -1;
+	}
+	fd = open(bs->filename, flags);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open %s: %s", bs->name, bs->filename,
+			 strerror(errno));
+		return -1;
+	}
+	fsize = (uint64_t)st.st_size;
+	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &fsize) < 0) {
+		snprintf(err, errlen, "%s: %s: cannot read the device size: %s", bs->name,
+			 bs->filename, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (bs->size > fsize) {
+		snprintf(err, errlen,
+			 "%s: size %llu is larger than %s (%llu bytes); existing files are not grown",
+			 bs->name, (unsigned long long)bs->size, bs->filename,
+			 (unsigned long long)fsize);
+		close(fd);
+		return -1;
+	}
+	if (!bs->size)
+		bs->size = fsize;
+	return fd;
+}
+
+/* Does the file deallocate?  Punch a hole past the end of the data, which changes nothing. */
+static bool fileio_can_punch(int fd, uint64_t size)
+{
+	uint64_t at = (size + 65535) & ~65535ull;
+
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at, 65536) == 0;
+}
+
+static int fileio_open(struct backstore *bs, char *err, size_t errlen)
+{
+	struct bs_aio_opts o = {.name = bs->name, .fd = -1, .fd_buffered = -1};
+	int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_LARGEFILE;
+	struct bs_aio *a;
+
+	if (!bs->filename[0]) {
+		snprintf(err, errlen, "%s: vdisk_fileio needs a filename", bs->name);
+		return -1;
+	}
+	if (!bs->block_size)
+		bs->block_size = 512;
+	if (!bs_valid_block_size(bs->block_size)) {
+		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
+			 bs->block_size);
+		return -1;
+	}
+	if (bs->write_through && !bs->nv_cache)
+		flags |= O_DSYNC;
+	o.fd = fileio_open_sized(bs, flags, err, errlen);
+	if (o.fd < 0)
+		return -1;
+	bs->size -= bs->size % bs->block_size;
+	if (!bs->size) {
+		snprintf(err, errlen, "%s: %s is smaller than one %u-byte block", bs->name,
+			 bs->filename, bs->block_size);
+		close(o.fd);
+		return -1;
+	}
+	if (bs->o_direct) {
+		int dfd = open(bs->filename, flags | O_DIRECT);
+
+		if (dfd < 0) {
+			snprintf(err, errlen, "%s: %s cannot be opened O_DIRECT: %s", bs->name,
+				 bs->filename, strerror(errno));
+			close(o.fd);
+			return -1;
+		}
+		o.fd_buffered = o.fd;
+		o.fd = dfd;
+		bs_dio_align(dfd, DIO_FALLBACK_ALIGN, &o.dio_mem_align, &o.dio_off_align);
+		if (!o.dio_mem_align || !o.dio_off_align)
+			o.dio_mem_align = o.dio_off_align = DIO_FALLBACK_ALIGN;
+	}
+	bs->can_unmap = false;
+	bs->unmap_zeroes = false;
+	if (bs->thin_provisioned && !bs->read_only) {
+		if (fileio_can_punch(o.fd, bs->size)) {
+			bs->can_unmap = true;
+			bs->unmap_zeroes = true;
+		} else {
+			fprintf(stderr,
+				"%s: warning: %s cannot punch holes; thin provisioning disabled\n",
+				bs->name, bs->filename);
+		}
+	}
+	o.block_size = bs->block_size;
+	o.nv_cache = bs->nv_cache;
+	a = bs_aio_create(&o, err, errlen);
+	if (!a)
+		return -1;
+	bs->priv = a;
+	return 0;
+}
+
+static void fileio_close(struct backstore *bs)
+{
+	bs_aio_destroy(bs->priv);
+	bs->priv = NULL;
+}
+
+static void fileio_submit(struct backstore *bs, struct bs_io *io)
+{
+	enum bs_status st = bs_check_io(bs, io);
+
+	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
+		st = BS_ENOTSUP;
+	if (st != BS_OK) {
+		io->cb(io, st);
+		return;
+	}
+	bs_aio_submit(bs->priv, io);
+}
+
+static const char *const fileio_attrs[] = {
+	"filename", "size", "size_mb", "blocksize", "read_only", "nv_cache", "o_direct",
+	"write_through", "thin_provisioned", NULL,
+};
+
+const struct backstore_ops bs_fileio_ops = {
+	.name = "vdisk_fileio",
+	.attrs = fileio_attrs,
+	.open = fileio_open,
+	.close = fileio_close,
+	.submit = fileio_submit,
+};

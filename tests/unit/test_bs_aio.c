@@ -1,0 +1,674 @@
+/* The asynchronous engine, on both back ends (io_uring and the thread pool): data round trips,
+ * split and short transfers, O_DIRECT bounce and buffered fallback, FUA, flush, hole punching,
+ * WRITE SAME, queueing beyond the depth, completion on another thread, and a medium that
+ * blocks (a userfaultfd-backed buffer) without stalling the submitter. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scsi/backstore/bs_aio.h"
+
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	enum bs_status st;
+	int bad;             /* completions with a status other than BS_OK */
+	int on_submitter;    /* completions that ran on the submitting thread */
+	pthread_t submitter;
+};
+
+static void waiter_init(struct waiter *w)
+{
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->submitter = pthread_self();
+}
+
+static void wait_cb(struct bs_io *io, enum bs_status st)
+{
+	struct waiter *w = io->priv;
+
+	pthread_mutex_lock(&w->mu);
+	w->done++;
+	w->st = st;
+	if (st != BS_OK)
+		w->bad++;
+	if (pthread_equal(pthread_self(), w->submitter))
+		w->on_submitter++;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Wait until n completions, at most 20 s (a hang is a failure, not a stuck test run). */
+static bool wait_for(struct waiter *w, int n)
+{
+	struct timespec dl;
+	bool ok = true;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 20;
+	pthread_mutex_lock(&w->mu);
+	while (w->done < n && ok)
+		ok = pthread_cond_timedwait(&w->cv, &w->mu, &dl) == 0;
+	ok = w->done >= n;
+	pthread_mutex_unlock(&w->mu);
+	return ok;
+}
+
+static enum bs_status run(struct bs_aio *a, struct bs_io *io)
+{
+	struct waiter w;
+
+	waiter_init(&w);
+	io->cb = wait_cb;
+	io->priv = &w;
+	bs_aio_submit(a, io);
+	cr_assert(wait_for(&w, 1), "I/O did not complete");
+	cr_assert_eq(w.done, 1, "callback ran %d times", w.done);
+	return w.st;
+}
+
+static enum bs_status rw(struct bs_aio *a, enum bs_op op, uint64_t off, void *buf, uint64_t len,
+			 bool fua)
+{
+	struct iovec iov = {buf, len};
+	struct bs_io io = {.op = op, .off = off, .len = len, .iov = &iov, .iovcnt = 1, .fua = fua};
+	return run(a, &io);
+}
+
+static char tmpl_path[64];
+
+static int temp_file(uint64_t size)
+{
+	int fd;
+
+	snprintf(tmpl_path, sizeof(tmpl_path), "/tmp/utgt-aio-XXXXXX");
+	fd = mkstemp(tmpl_path);
+	cr_assert(fd >= 0);
+	unlink(tmpl_path);
+	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
+	return fd;
+}
+
+static bool uring_works(void)
+{
+	struct io_uring r;
+
+	if (io_uring_queue_init(4, &r, 0))
+		return false;
+	io_uring_queue_exit(&r);
+	return true;
+}
+
+static struct bs_aio *engine(struct bs_aio_opts *o, bool no_uring)
+{
+	char err[256] = "";
+	struct bs_aio *a;
+
+	o->name = "t";
+	o->no_uring = no_uring;
+	if (!o->block_size)
+		o->block_size = 512;
+	a = bs_aio_create(o, err, sizeof(err));
+	cr_assert_not_null(a, "%s", err);
+	if (no_uring || !uring_works())
+		cr_assert_str_eq(bs_aio_mode(a), "threads");
+	else
+		cr_assert_str_eq(bs_aio_mode(a), "io_uring");
+	return a;
+}
+
+static struct bs_aio *file_engine(uint64_t size, bool no_uring, int *fdp)
+{
+	struct bs_aio_opts o = {.fd = temp_file(size), .fd_buffered = -1};
+
+	if (fdp)
+		*fdp = o.fd;
+	return engine(&o, no_uring);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed + (i >> 9));
+}
+
+static struct bs_aio_stats stats(struct bs_aio *a)
+{
+	struct bs_aio_stats s;
+	bs_aio_get_stats(a, &s);
+	return s;
+}
+
+#define BOTH(fn)                                                                                   \
+	static void fn(bool no_uring);                                                             \
+	Test(bs_aio_uring, fn)                                                                     \
+	{                                                                                          \
+		fn(false);                                                                         \
+	}                                                                                          \
+	Test(bs_aio_threads, fn)                                                                   \
+	{                                                                                          \
+		fn(true);                                                                          \
+	}                                                                                          \
+	static void fn(bool no_uring)
+
+BOTH(round_trip_sizes_and_offsets)
+{
+	struct bs_aio *a = file_engine(8 << 20, no_uring, NULL);
+	static uint8_t w[1 << 20], r[1 << 20];
+	const uint64_t lens[] = {512, 4096, 65536, 1 << 20};
+	const uint64_t offs[] = {0, 512, 12345 * 512ull, (8 << 20) - (1 << 20)};
+
+	for (size_t i = 0; i < 4; i++) {
+		fill(w, lens[i], (unsigned)i);
+		cr_assert_eq(rw(a, BS_WRITE, offs[i], w, lens[i], false), BS_OK);
+		memset(r, 0xee, lens[i]);
+		cr_assert_eq(rw(a, BS_READ, offs[i], r, lens[i], false), BS_OK);
+		cr_assert_arr_eq(r, w, lens[i], "len %lu", (unsigned long)lens[i]);
+	}
+	bs_aio_destroy(a);
+}
+
+BOTH(scattered_iovecs_and_split_steps)
+{
+	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .max_step = 4096};
+	struct bs_aio *a = engine(&o, no_uring);
+	static uint8_t src[65536], dst[65536];
+	struct iovec wv[5] = {{src, 1}, {src + 1, 4999}, {src + 5000, 30000}, {src + 35000, 536},
+			      {src + 35536, 30000}};
+	struct iovec rv[3] = {{dst, 3}, {dst + 3, 65000}, {dst + 65003, 533}};
+	struct bs_io io = {.op = BS_WRITE, .off = 4096, .len = 65536, .iov = wv, .iovcnt = 5};
+	struct bs_aio_stats s;
+
+	fill(src, sizeof(src), 3);
+	cr_assert_eq(run(a, &io), BS_OK);
+	io = (struct bs_io){.op = BS_READ, .off = 4096, .len = 65536, .iov = rv, .iovcnt = 3};
+	cr_assert_eq(run(a, &io), BS_OK);
+	cr_assert_arr_eq(dst, src, sizeof(src));
+	s = stats(a);
+	cr_assert_geq(s.syscalls, 32, "64 KiB in 4 KiB steps, twice: %lu", (unsigned long)s.syscalls);
+	bs_aio_destroy(a);
+}
+
+BOTH(iovecs_longer_than_len_are_trimmed)
+{
+	struct bs_aio *a = file_engine(65536, no_uring, NULL);
+	uint8_t w[4096], r[8192];
+
+	memset(w, 0x11, sizeof(w));
+	cr_assert_eq(rw(a, BS_WRITE, 4096, w, 4096, false), BS_OK);
+	memset(r, 0x77, sizeof(r));
+	{
+		struct iovec iov = {r, sizeof(r)};
+		struct bs_io io = {.op = BS_READ, .off = 0, .len = 4096, .iov = &iov, .iovcnt = 1};
+		cr_assert_eq(run(a, &io), BS_OK);
+	}
+	for (size_t i = 0; i < 4096; i++)
+		cr_assert_eq(r[i], 0);
+	for (size_t i = 4096; i < 8192; i++)
+		cr_assert_eq(r[i], 0x77, "byte %zu beyond len was written", i);
+	bs_aio_destroy(a);
+}
+
+BOTH(short_read_at_end_of_file_is_resumed_then_fails)
+{
+	int fd;
+	struct bs_aio *a = file_engine(4096, no_uring, &fd);
+	uint8_t r[8192];
+	struct bs_aio_stats s;
+
+	/* The engine trusts the store's size; the file ends half way through this read. */
+	cr_assert_eq(rw(a, BS_READ, 0, r, sizeof(r), false), BS_EIO);
+	s = stats(a);
+	cr_assert_eq(s.resumed, 1, "the short first step was resumed");
+	cr_assert_eq(rw(a, BS_READ, 0, r, 4096, false), BS_OK);
+	bs_aio_destroy(a);
+}
+
+BOTH(fua_and_flush)
+{
+	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
+	uint8_t w[8192], r[8192];
+	struct bs_io fl = {.op = BS_FLUSH};
+	struct bs_aio_stats s;
+
+	fill(w, sizeof(w), 1);
+	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), true), BS_OK);
+	cr_assert_eq(run(a, &fl), BS_OK);
+	cr_assert_eq(rw(a, BS_READ, 0, r, sizeof(r), false), BS_OK);
+	cr_assert_arr_eq(r, w, sizeof(w));
+	s = stats(a);
+	cr_assert_eq(s.fua_writes, 1);
+	cr_assert_eq(s.flushes, 1);
+	bs_aio_destroy(a);
+}
+
+BOTH(nv_cache_ignores_fua_and_flush)
+{
+	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .nv_cache = true};
+	struct bs_aio *a = engine(&o, no_uring);
+	uint8_t w[4096];
+	struct bs_io fl = {.op = BS_FLUSH};
+	struct bs_aio_stats s;
+
+	memset(w, 3, sizeof(w));
+	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), true), BS_OK);
+	cr_assert_eq(run(a, &fl), BS_OK);
+	s = stats(a);
+	cr_assert_eq(s.fua_writes, 0);
+	cr_assert_eq(s.flushes, 0);
+	bs_aio_destroy(a);
+}
+
+BOTH(unmap_punches_a_hole)
+{
+	int fd;
+	struct bs_aio *a = file_engine(4 << 20, no_uring, &fd);
+	static uint8_t w[4 << 20], r[4 << 20];
+	struct bs_io um = {.op = BS_UNMAP, .off = 1 << 20, .len = 2 << 20};
+	struct bs_io fl = {.op = BS_FLUSH};
+	struct stat before, after;
+
+	memset(w, 0xab, sizeof(w));
+	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), false), BS_OK);
+	cr_assert_eq(run(a, &fl), BS_OK);
+	cr_assert_eq(fstat(fd, &before), 0);
+	cr_assert_eq(run(a, &um), BS_OK);
+	cr_assert_eq(fstat(fd, &after), 0);
+	cr_assert_leq((after.st_blocks + 4096) * 512, before.st_blocks * 512,
+		      "blocks before %ld after %ld", (long)before.st_blocks, (long)after.st_blocks);
+	cr_assert_eq(after.st_size, 4 << 20, "KEEP_SIZE");
+	cr_assert_eq(rw(a, BS_READ, 0, r, sizeof(r), false), BS_OK);
+	for (size_t i = 0; i < sizeof(r); i += 511)
+		cr_assert_eq(r[i], (i >= (1u << 20) && i < (3u << 20)) ? 0 : 0xab, "byte %zu", i);
+	bs_aio_destroy(a);
+}
+
+BOTH(write_same_over_several_chunks)
+{
+	struct bs_aio *a = file_engine(8 << 20, no_uring, NULL);
+	uint8_t blk[4096];
+	static uint8_t r[3 << 20];
+	struct iovec iov = {blk, sizeof(blk)};
+	uint64_t len = (3 << 20) - 8192; /* more than one 1 MiB pattern chunk, not a multiple */
+	struct bs_io io = {.op = BS_WRITE_SAME, .off = 4096, .len = len, .iov = &iov, .iovcnt = 1};
+
+	fill(blk, sizeof(blk), 42);
+	/* block size 512: the pattern is the first 512 bytes of blk */
+	cr_assert_eq(run(a, &io), BS_OK);
+	cr_assert_eq(rw(a, BS_READ, 0, r, sizeof(r), false), BS_OK);
+	for (size_t i = 0; i < 4096; i++)
+		cr_assert_eq(r[i], 0);
+	for (uint64_t o = 4096; o < 4096 + len; o += 512)
+		cr_assert_arr_eq(r + o, blk, 512, "block at %lu", (unsigned long)o);
+	for (size_t i = 4096 + len; i < sizeof(r); i++)
+		cr_assert_eq(r[i], 0, "beyond the range at %zu", i);
+	bs_aio_destroy(a);
+}
+
+/* O_DIRECT: an aligned buffer goes straight through; a misaligned one is bounced; an offset
+ * the direct descriptor cannot take goes to the buffered one. */
+static struct bs_aio *direct_engine(uint64_t size, bool no_uring, uint32_t off_align)
+{
+	struct bs_aio_opts o = {.fd = temp_file(size)};
+	uint32_t mem, off;
+
+	char p[64];
+
+	/* the temp file is already unlinked: reopen it O_DIRECT through /proc */
+	o.fd_buffered = o.fd;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", o.fd_buffered);
+	o.fd = open(p, O_RDWR | O_DIRECT);
+	cr_assert(o.fd >= 0, "O_DIRECT open: %s", strerror(errno));
+	bs_dio_align(o.fd, 4096, &mem, &off);
+	cr_assert_gt(mem, 0);
+	o.dio_mem_align = mem;
+	o.dio_off_align = off > off_align ? off : off_align;
+	return engine(&o, no_uring);
+}
+
+BOTH(odirect_aligned_goes_straight_through)
+{
+	struct bs_aio *a = direct_engine(1 << 20, no_uring, 512);
+	uint8_t *w, *r;
+	struct bs_aio_stats s;
+
+	cr_assert_eq(posix_memalign((void **)&w, 4096, 65536), 0);
+	cr_assert_eq(posix_memalign((void **)&r, 4096, 65536), 0);
+	fill(w, 65536, 8);
+	cr_assert_eq(rw(a, BS_WRITE, 8192, w, 65536, false), BS_OK);
+	cr_assert_eq(rw(a, BS_READ, 8192, r, 65536, false), BS_OK);
+	cr_assert_arr_eq(r, w, 65536);
+	s = stats(a);
+	cr_assert_eq(s.bounced, 0);
+	cr_assert_eq(s.unaligned, 0);
+	free(w);
+	free(r);
+	bs_aio_destroy(a);
+}
+
+BOTH(odirect_misaligned_buffers_are_bounced)
+{
+	struct bs_aio *a = direct_engine(1 << 20, no_uring, 512);
+	uint8_t *wb, *rb;
+	struct bs_aio_stats s;
+
+	cr_assert_eq(posix_memalign((void **)&wb, 4096, 65536 + 4096), 0);
+	cr_assert_eq(posix_memalign((void **)&rb, 4096, 65536 + 4096), 0);
+	fill(wb + 3, 65536, 9);
+	cr_assert_eq(rw(a, BS_WRITE, 4096, wb + 3, 65536, false), BS_OK);
+	memset(rb, 0, 65536 + 4096);
+	cr_assert_eq(rw(a, BS_READ, 4096, rb + 1, 65536, false), BS_OK);
+	cr_assert_arr_eq(rb + 1, wb + 3, 65536);
+	cr_assert_eq(rb[0], 0, "nothing written before the buffer");
+	cr_assert_eq(rb[65537], 0, "nothing written after the buffer");
+	s = stats(a);
+	cr_assert_eq(s.bounced, 2);
+	{
+		/* iovecs of odd lengths are bounced too */
+		uint8_t *al;
+		cr_assert_eq(posix_memalign((void **)&al, 4096, 8192), 0);
+		struct iovec v[2] = {{al, 100}, {al + 4096, 412}};
+		struct bs_io io = {.op = BS_READ, .off = 4096, .len = 512, .iov = v, .iovcnt = 2};
+		cr_assert_eq(run(a, &io), BS_OK);
+		cr_assert_arr_eq(al, wb + 3, 100);
+		cr_assert_arr_eq(al + 4096, wb + 103, 412);
+		free(al);
+	}
+	s = stats(a);
+	cr_assert_eq(s.bounced, 3);
+	free(wb);
+	free(rb);
+	bs_aio_destroy(a);
+}
+
+BOTH(odirect_unaligned_offset_uses_the_buffered_descriptor)
+{
+	struct bs_aio *a = direct_engine(1 << 20, no_uring, 4096);
+	uint8_t *w, *r;
+	struct bs_aio_stats s;
+
+	cr_assert_eq(posix_memalign((void **)&w, 4096, 8192), 0);
+	cr_assert_eq(posix_memalign((void **)&r, 4096, 8192), 0);
+	fill(w, 8192, 10);
+	cr_assert_eq(rw(a, BS_WRITE, 512, w, 1536, false), BS_OK); /* 512-byte blocks */
+	cr_assert_eq(rw(a, BS_READ, 0, r, 4096, false), BS_OK);    /* aligned: direct */
+	for (int i = 0; i < 512; i++)
+		cr_assert_eq(r[i], 0);
+	cr_assert_arr_eq(r + 512, w, 1536, "direct read sees the buffered write");
+	s = stats(a);
+	cr_assert_eq(s.unaligned, 1);
+	cr_assert_eq(s.bounced, 0);
+	free(w);
+	free(r);
+	bs_aio_destroy(a);
+}
+
+/* Many I/Os in flight, more than the engine's depth: every one completes exactly once, off the
+ * submitting thread where the back end is asynchronous, with the right data. */
+struct multi {
+	struct waiter w;
+	struct bs_io *base;
+	atomic_int per_io[512];
+};
+
+static void multi_cb(struct bs_io *io, enum bs_status st)
+{
+	struct multi *m = io->priv;
+	atomic_fetch_add(&m->per_io[io - m->base], 1);
+	wait_cb(io, st);
+}
+
+BOTH(many_in_flight_beyond_depth)
+{
+	struct bs_aio_opts o = {.fd = temp_file(4 << 20), .fd_buffered = -1, .depth = 8};
+	struct bs_aio *a = engine(&o, no_uring);
+	enum { N = 512, SZ = 4096 };
+	static uint8_t bufs[N][SZ], back[N][SZ];
+	static struct iovec iov[N];
+	static struct bs_io io[N];
+	static struct multi m;
+	struct bs_aio_stats s;
+
+	waiter_init(&m.w);
+	m.base = io;
+	for (int i = 0; i < N; i++) {
+		fill(bufs[i], SZ, (unsigned)i);
+		iov[i] = (struct iovec){bufs[i], SZ};
+		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)((i * 37) % N) * SZ,
+				       .len = SZ, .iov = &iov[i], .iovcnt = 1, .cb = multi_cb,
+				       .priv = &m};
+	}
+	for (int i = 0; i < N; i++) {
+		atomic_store(&m.per_io[i], 0);
+		bs_aio_submit(a, &io[i]);
+	}
+	cr_assert(wait_for(&m.w, N), "only %d of %d completed", m.w.done, N);
+	cr_assert_eq(m.w.bad, 0);
+	cr_assert_eq(m.w.on_submitter, 0, "completions ran on the submitting thread");
+	s = stats(a);
+	cr_assert_gt(s.queued, 0, "depth 8 must have queued some of %d", N);
+	cr_assert_eq(s.completed, N);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(atomic_load(&m.per_io[i]), 1, "io %d completed %d times", i,
+			     atomic_load(&m.per_io[i]));
+	/* read everything back, also all at once */
+	waiter_init(&m.w);
+	for (int i = 0; i < N; i++) {
+		iov[i] = (struct iovec){back[i], SZ};
+		io[i].op = BS_READ;
+	}
+	for (int i = 0; i < N; i++)
+		bs_aio_submit(a, &io[i]);
+	cr_assert(wait_for(&m.w, N));
+	cr_assert_eq(m.w.bad, 0);
+	for (int i = 0; i < N; i++)
+		cr_assert_arr_eq(back[i], bufs[i], SZ, "io %d", i);
+	bs_aio_destroy(a);
+}
+
+/* Two threads submitting at once against one engine. */
+struct hammer {
+	struct bs_aio *a;
+	int id;
+	struct waiter w;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	static uint8_t data[2][64][4096];
+	struct iovec iov[64];
+	struct bs_io io[64];
+
+	waiter_init(&h->w);
+	for (int i = 0; i < 64; i++) {
+		memset(data[h->id][i], h->id * 64 + i, 4096);
+		iov[i] = (struct iovec){data[h->id][i], 4096};
+		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)(h->id * 64 + i) * 4096,
+				       .len = 4096, .iov = &iov[i], .iovcnt = 1, .cb = wait_cb,
+				       .priv = &h->w, .fua = i % 3 == 0};
+		bs_aio_submit(h->a, &io[i]);
+	}
+	wait_for(&h->w, 64);
+	return NULL;
+}
+
+BOTH(concurrent_submitters)
+{
+	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .depth = 16};
+	struct bs_aio *a = engine(&o, no_uring);
+	struct hammer h[2] = {{.a = a, .id = 0}, {.a = a, .id = 1}};
+	pthread_t t[2];
+	uint8_t r[4096];
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, hammer_main, &h[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(h[i].w.done, 64);
+		cr_assert_eq(h[i].w.bad, 0);
+	}
+	for (int b = 0; b < 128; b++) {
+		cr_assert_eq(rw(a, BS_READ, (uint64_t)b * 4096, r, 4096, false), BS_OK);
+		cr_assert_eq(r[0], (uint8_t)b);
+		cr_assert_eq(r[4095], (uint8_t)b);
+	}
+	bs_aio_destroy(a);
+}
+
+/* A medium that blocks: the data buffer's page is missing and only arrives when a userfaultfd
+ * handler supplies it, so the write system call sleeps inside the kernel.  bs_aio_submit must
+ * return while it sleeps; the I/O completes once the page arrives. */
+struct uffd_ctx {
+	int uffd;
+	char *page;
+	size_t psz;
+	atomic_int submit_returned;
+	atomic_int faulted;
+	uint8_t fillb;
+};
+
+static void *uffd_main(void *arg)
+{
+	struct uffd_ctx *u = arg;
+	struct uffd_msg msg;
+	struct pollfd p = {u->uffd, POLLIN, 0};
+	char *src = aligned_alloc(u->psz, u->psz);
+
+	memset(src, u->fillb, u->psz);
+	if (poll(&p, 1, 20000) != 1 || read(u->uffd, &msg, sizeof(msg)) != sizeof(msg)) {
+		free(src);
+		return NULL;
+	}
+	atomic_store(&u->faulted, 1);
+	/* hold the fault until the submitter has shown it was not stalled (bounded wait) */
+	for (int i = 0; i < 20000 && !atomic_load(&u->submit_returned); i++)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	struct uffdio_copy c = {.dst = (uintptr_t)u->page, .src = (uintptr_t)src, .len = u->psz};
+	ioctl(u->uffd, UFFDIO_COPY, &c);
+	free(src);
+	return NULL;
+}
+
+BOTH(blocked_medium_does_not_stall_the_submitter)
+{
+	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
+	struct uffd_ctx u = {.psz = (size_t)sysconf(_SC_PAGESIZE), .fillb = 0x5c};
+	struct uffdio_api api = {.api = UFFD_API};
+	struct uffdio_register reg;
+	struct waiter w;
+	pthread_t th;
+	uint8_t r[4096];
+
+	u.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (u.uffd < 0) {
+		cr_log_warn("userfaultfd unavailable (%s): cannot build a blocking medium", strerror(errno));
+		bs_aio_destroy(a);
+		cr_skip_test();
+	}
+	cr_assert_eq(ioctl(u.uffd, UFFDIO_API, &api), 0);
+	u.page = mmap(NULL, u.psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(u.page, MAP_FAILED);
+	reg = (struct uffdio_register){.range = {(uintptr_t)u.page, u.psz},
+				       .mode = UFFDIO_REGISTER_MODE_MISSING};
+	cr_assert_eq(ioctl(u.uffd, UFFDIO_REGISTER, &reg), 0);
+	pthread_create(&th, NULL, uffd_main, &u);
+
+	waiter_init(&w);
+	struct iovec iov = {u.page, 4096};
+	struct bs_io io = {.op = BS_WRITE, .off = 8192, .len = 4096, .iov = &iov, .iovcnt = 1,
+			   .cb = wait_cb, .priv = &w};
+	bs_aio_submit(a, &io);
+	/* we got here: the submitter was not held by the blocked write */
+	cr_assert_eq(w.done, 0, "completed before its data existed");
+	atomic_store(&u.submit_returned, 1);
+	cr_assert(wait_for(&w, 1), "blocked write never completed");
+	cr_assert_eq(w.st, BS_OK);
+	cr_assert_eq(atomic_load(&u.faulted), 1, "the write really waited for the page");
+	pthread_join(th, NULL);
+	cr_assert_eq(rw(a, BS_READ, 8192, r, 4096, false), BS_OK);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(r[i], 0x5c);
+	munmap(u.page, u.psz);
+	close(u.uffd);
+	bs_aio_destroy(a);
+}
+
+BOTH(zero_length_and_nothing_to_do_complete_inline)
+{
+	struct bs_aio *a = file_engine(65536, no_uring, NULL);
+	struct bs_io io = {.op = BS_WRITE, .off = 0, .len = 0};
+	struct bs_aio_stats s;
+
+	cr_assert_eq(run(a, &io), BS_OK);
+	s = stats(a);
+	cr_assert_eq(s.syscalls, 0);
+	bs_aio_destroy(a);
+}
+
+BOTH(write_to_readonly_descriptor_fails_cleanly)
+{
+	struct bs_aio_opts o = {.fd = -1, .fd_buffered = -1};
+	int rwfd = temp_file(65536);
+	char p[64];
+	uint8_t w[512] = {1};
+	struct bs_aio *a;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", rwfd);
+	o.fd = open(p, O_RDONLY);
+	close(rwfd);
+	cr_assert(o.fd >= 0);
+	a = engine(&o, no_uring);
+	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), false), BS_EIO, "EBADF is a medium error");
+	cr_assert_eq(rw(a, BS_READ, 0, w, sizeof(w), false), BS_OK);
+	bs_aio_destroy(a);
+}
+
+Test(bs_aio, environment_forces_thread_pool)
+{
+	struct bs_aio_opts o = {.name = "t", .fd = temp_file(4096), .fd_buffered = -1};
+	char err[128];
+	struct bs_aio *a;
+
+	setenv("UTGT_NO_IO_URING", "1", 1);
+	a = bs_aio_create(&o, err, sizeof(err));
+	cr_assert_not_null(a, "%s", err);
+	cr_assert_str_eq(bs_aio_mode(a), "threads");
+	bs_aio_destroy(a);
+	setenv("UTGT_NO_IO_URING", "0", 1);
+	o.fd = temp_file(4096);
+	a = bs_aio_create(&o, err, sizeof(err));
+	cr_assert_not_null(a);
+	cr_assert_str_eq(bs_aio_mode(a), uring_works() ? "io_uring" : "threads");
+	bs_aio_destroy(a);
+}
+
+Test(bs_aio, errno_mapping)
+{
+	cr_assert_eq(bs_errno_status(ENOSPC, BS_WRITE), BS_ENOSPC);
+	cr_assert_eq(bs_errno_status(EDQUOT, BS_WRITE), BS_ENOSPC);
+	cr_assert_eq(bs_errno_status(EROFS, BS_WRITE), BS_EROFS);
+	cr_assert_eq(bs_errno_status(EIO, BS_READ), BS_EIO);
+	cr_assert_eq(bs_errno_status(ENOMEM, BS_READ), BS_ENOMEM);
+	cr_assert_eq(bs_errno_status(EOPNOTSUPP, BS_UNMAP), BS_ENOTSUP);
+	cr_assert_eq(bs_errno_status(EINVAL, BS_UNMAP), BS_ENOTSUP);
+	cr_assert_eq(bs_errno_status(EINVAL, BS_WRITE), BS_EIO);
+}
