@@ -65,6 +65,8 @@ uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len);
 /* Record the transfer length the CDB asks for (bytes) so residuals can be computed for
  * commands whose data goes straight between iov and backstore. */
 void scsi_xfer_wanted(struct scsi_task *t, uint64_t bytes);
+/* Bytes the command may really move: min(wanted, exp_xfer_len) (rule in scsi/scsi_data.c). */
+uint32_t scsi_xfer_len(const struct scsi_task *t);
 
 /* Finish an SR_ASYNC command. */
 void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr);

@@ -21,7 +21,9 @@ struct scsi_lun_table {
 
 const struct scsi_lun_entry *scsi_lun_lookup(const struct scsi_lun_table *t, uint64_t lun);
 
-/* SAM-5 LUN encoding: peripheral (0..255) and flat space (256..16383). */
+/* SAM-5 LUN encoding: peripheral (0..255), flat space (256..16383), extended flat space
+ * (up to 2^24-1).  Decode returns SCSI_LUN_INVALID for addressing we do not serve. */
+#define SCSI_LUN_INVALID UINT64_MAX
 uint64_t scsi_lun_decode(const uint8_t lun[8]);
 void scsi_lun_encode(uint64_t lun, uint8_t out[8]);
 

@@ -49,6 +49,7 @@ struct scsi_lun_table;
 struct scsi_lun_entry;
 struct scsi_cmd_desc;
 struct scsi_dev;
+struct scsi_tmf_watch;
 
 /* An I_T nexus: one initiator port talking to one target port.  The transport creates it at
  * login, registers it with scsi_nexus_register() and unregisters it (after every task it
@@ -114,6 +115,16 @@ struct scsi_task {
 		uint64_t range_lba;            /* range lock held, when flags say so */
 		uint32_t range_len;
 		void *ctx;
+		/* engine bookkeeping (scsi_exec.c / scsi_taskset.c) */
+		uint32_t ts_flags;             /* task set state, guarded by the task set lock */
+		struct scsi_task *runq_next;   /* per-thread dispatch queue */
+		struct scsi_tmf_watch *tmf_watch; /* TMFs waiting for this aborted task */
+		/* Set by code that parks an enabled task on its own wait queue (the SBC range
+		 * lock): a TMF calls it, with the task set lock held, to pull the task off that
+		 * queue.  It returns true when the task was removed and will never run (the core
+		 * then completes it as aborted), false when it already left the queue.  It must
+		 * not call back into the core. */
+		bool (*cancel)(struct scsi_task *t);
 	} core;
 };
 

@@ -1,0 +1,110 @@
+/* Moving data between handlers and the task's iovecs, and the residual rule.
+ *
+ * The residual rule (what iSCSI's and SRP's residual fields report, as libiscsi's
+ * READ10/WRITE10 residual tests expect):
+ *   wanted = bytes the command itself transfers: the CDB's transfer length in bytes for
+ *            READ/WRITE-like commands (scsi_xfer_wanted), or for data-in commands with an
+ *            allocation length the bytes it really returns, already cut to that allocation
+ *            length (scsi_data_in), or the parameter list length it reads (scsi_data_out);
+ *   exp    = the transport's expected data transfer length (task->exp_xfer_len).
+ *   moved  = min(wanted, exp): a data-in command sends at most exp bytes; a data-out command
+ *            uses at most exp bytes of what the initiator sent, so a WRITE whose exp is shorter
+ *            than its CDB writes only what exp covers and one whose exp is longer writes only
+ *            what the CDB asks for (the SBC code applies this through scsi_xfer_len()).
+ *   wanted > exp: OVERFLOW, resid = wanted - exp;   wanted < exp: UNDERFLOW, resid = exp - wanted.
+ * A command that fails (any status other than GOOD / CONDITION MET) moved nothing the
+ * initiator may use: data_len = 0 and, when exp > 0, UNDERFLOW by exp. */
+#include <string.h>
+
+#include "scsi/scsi_core.h"
+
+static uint32_t iov_copy_to(const struct scsi_task *t, const void *buf, uint32_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t done = 0;
+
+	for (int i = 0; i < t->iovcnt && done < len; i++) {
+		uint32_t n = (uint32_t)t->iov[i].iov_len;
+		if (n > len - done)
+			n = len - done;
+		memcpy(t->iov[i].iov_base, p + done, n);
+		done += n;
+	}
+	return done;
+}
+
+static uint32_t iov_copy_from(const struct scsi_task *t, void *buf, uint32_t len)
+{
+	uint8_t *p = buf;
+	uint32_t done = 0;
+
+	for (int i = 0; i < t->iovcnt && done < len; i++) {
+		uint32_t n = (uint32_t)t->iov[i].iov_len;
+		if (n > len - done)
+			n = len - done;
+		memcpy(p + done, t->iov[i].iov_base, n);
+		done += n;
+	}
+	return done;
+}
+
+void scsi_xfer_wanted(struct scsi_task *t, uint64_t bytes)
+{
+	t->core.xfer_wanted = bytes;
+	t->core.xfer_set = true;
+}
+
+uint32_t scsi_xfer_len(const struct scsi_task *t)
+{
+	uint64_t w = t->core.xfer_set ? t->core.xfer_wanted : 0;
+	return w < t->exp_xfer_len ? (uint32_t)w : t->exp_xfer_len;
+}
+
+void scsi_data_in(struct scsi_task *t, const void *buf, uint32_t len)
+{
+	uint32_t n = len < t->exp_xfer_len ? len : t->exp_xfer_len;
+
+	scsi_xfer_wanted(t, len);
+	if (t->dir != SCSI_DIR_READ)
+		n = 0;
+	t->data_len = iov_copy_to(t, buf, n);
+}
+
+uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len)
+{
+	uint32_t n = len < t->exp_xfer_len ? len : t->exp_xfer_len;
+
+	if (!t->core.xfer_set || t->core.xfer_wanted < len)
+		scsi_xfer_wanted(t, len);
+	if (t->dir != SCSI_DIR_WRITE)
+		return 0;
+	n = iov_copy_from(t, buf, n);
+	if (n > t->data_len)
+		t->data_len = n;
+	return n;
+}
+
+void scsi_resid_compute(struct scsi_task *t, bool good)
+{
+	uint64_t wanted = t->core.xfer_set ? t->core.xfer_wanted : 0;
+	uint32_t exp = t->exp_xfer_len;
+
+	t->resid_kind = SCSI_RESID_NONE;
+	t->resid = 0;
+	if (!good) {
+		t->data_len = 0;
+		if (exp) {
+			t->resid_kind = SCSI_RESID_UNDER;
+			t->resid = exp;
+		}
+		return;
+	}
+	t->data_len = wanted < exp ? (uint32_t)wanted : exp;
+	if (wanted > exp) {
+		t->resid_kind = SCSI_RESID_OVER;
+		t->resid = wanted - exp > UINT32_MAX ? UINT32_MAX : (uint32_t)(wanted - exp);
+	} else if (wanted < exp) {
+		t->resid_kind = SCSI_RESID_UNDER;
+		t->resid = exp - (uint32_t)wanted;
+	}
+}

@@ -1,0 +1,175 @@
+/* Logical unit lifetime: build, open (size the LU from its backstore, set mode page defaults,
+ * create the per-LU state of each subsystem), resize, destroy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scsi/scsi_core.h"
+
+/* FNV-1a: a stable hash for identifiers derived from names (same config, same ids). */
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Defaults for identity fields left empty, so every path that builds a device (config loader,
+ * tests, demo) reports the same INQUIRY / VPD data for the same name. */
+static void fill_defaults(struct scsi_dev_params *p)
+{
+	if (!p->vendor[0])
+		snprintf(p->vendor, sizeof(p->vendor), "UTGT");
+	if (!p->product[0])
+		snprintf(p->product, sizeof(p->product), "%.16s", p->name[0] ? p->name : "disk");
+	if (!p->revision[0])
+		snprintf(p->revision, sizeof(p->revision), "0100");
+	if (!p->t10_dev_id[0])
+		snprintf(p->t10_dev_id, sizeof(p->t10_dev_id), "%s", p->name);
+	if (!p->usn[0])
+		snprintf(p->usn, sizeof(p->usn), "%016llx", (unsigned long long)fnv1a(p->name));
+}
+
+struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore *bs)
+{
+	struct scsi_dev *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	dev->p = *p;
+	fill_defaults(&dev->p);
+	dev->bs = bs;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->ua = scsi_ua_create();
+	dev->ts = scsi_taskset_create();
+	if (!dev->ua || !dev->ts) {
+		scsi_ua_destroy(dev->ua);
+		scsi_taskset_destroy(dev->ts);
+		pthread_mutex_destroy(&dev->lock);
+		free(dev);
+		return NULL;
+	}
+	/* mode page defaults before open too, so --check prints what the LU will report */
+	dev->mode.d_sense = dev->p.d_sense;
+	dev->mode.swp = dev->p.swp;
+	dev->mode.qerr = dev->p.qerr;
+	dev->mode.tas = dev->p.tas;
+	dev->mode.wce = bs ? !bs->write_through : true;
+	return dev;
+}
+
+static void size_from_bs(struct scsi_dev *dev)
+{
+	uint32_t bsz = dev->bs->block_size ? dev->bs->block_size : 512;
+
+	dev->block_size = bsz;
+	dev->block_shift = (uint8_t)__builtin_ctz(bsz);
+	dev->nr_blocks = dev->bs->size >> dev->block_shift;
+}
+
+int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
+{
+	struct backstore *bs = dev->bs;
+
+	if (dev->open)
+		return 0;
+	if (!bs || !bs->ops) {
+		snprintf(err, errlen, "%s: no backstore", dev->p.name);
+		return -1;
+	}
+	if (bs->block_size == 0)
+		bs->block_size = 512;
+	if (bs->block_size < 512 || (bs->block_size & (bs->block_size - 1))) {
+		snprintf(err, errlen, "%s: block size %u is not a power of two >= 512", dev->p.name,
+			 bs->block_size);
+		return -1;
+	}
+	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
+		return -1;
+	size_from_bs(dev);
+	if (dev->nr_blocks == 0) {
+		if (bs->ops->close)
+			bs->ops->close(bs);
+		snprintf(err, errlen, "%s: size %llu is smaller than one %u-byte block", dev->p.name,
+			 (unsigned long long)bs->size, dev->block_size);
+		return -1;
+	}
+	dev->mode.wce = !bs->write_through;
+	dev->mode.d_sense = dev->p.d_sense;
+	dev->mode.swp = dev->p.swp;
+	dev->mode.qerr = dev->p.qerr;
+	dev->mode.tas = dev->p.tas;
+	/* Subsystems that are not written yet (or have nothing to keep) return NULL. */
+	dev->pr = scsi_pr_create(dev);
+	dev->rl = scsi_rangelock_create();
+	dev->xc = scsi_xcopy_create(dev);
+	dev->open = true;
+	return 0;
+}
+
+void scsi_dev_destroy(struct scsi_dev *dev)
+{
+	if (!dev)
+		return;
+	if (dev->open) {
+		if (dev->xc)
+			scsi_xcopy_destroy(dev->xc);
+		if (dev->rl)
+			scsi_rangelock_destroy(dev->rl);
+		if (dev->pr)
+			scsi_pr_destroy(dev->pr);
+		if (dev->bs && dev->bs->ops && dev->bs->ops->close)
+			dev->bs->ops->close(dev->bs);
+	}
+	scsi_taskset_destroy(dev->ts);
+	scsi_ua_destroy(dev->ua);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev->bs); /* the device owns its backstore */
+	free(dev);
+}
+
+/* The file behind a fileio store may have grown or shrunk; block devices and memory stores
+ * report through bs->size, which their owner updates before calling this. */
+void scsi_dev_resize(struct scsi_dev *dev)
+{
+	struct backstore *bs = dev->bs;
+	struct stat st;
+	uint64_t old;
+
+	if (!bs)
+		return;
+	if (bs->filename[0] && stat(bs->filename, &st) == 0 && S_ISREG(st.st_mode))
+		bs->size = (uint64_t)st.st_size;
+	pthread_mutex_lock(&dev->lock);
+	old = dev->nr_blocks;
+	size_from_bs(dev);
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->nr_blocks != old)
+		scsi_ua_raise_all(dev, NULL, 0x2a, 0x09); /* CAPACITY DATA HAS CHANGED */
+}
+
+/* Write protection as the initiator sees it through this LUN: the LUN mapping's read_only,
+ * a read-only backstore, or software write protect (control mode page SWP). */
+bool scsi_dev_write_protected(const struct scsi_dev *dev, const struct scsi_lun_entry *ent)
+{
+	bool swp;
+
+	pthread_mutex_lock((pthread_mutex_t *)&dev->lock);
+	swp = dev->mode.swp;
+	pthread_mutex_unlock((pthread_mutex_t *)&dev->lock);
+	return swp || (ent && ent->read_only) || (dev->bs && dev->bs->read_only);
+}
+
+bool scsi_dev_d_sense(struct scsi_dev *dev)
+{
+	bool d;
+
+	pthread_mutex_lock(&dev->lock);
+	d = dev->mode.d_sense;
+	pthread_mutex_unlock(&dev->lock);
+	return d;
+}

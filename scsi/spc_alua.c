@@ -1,0 +1,119 @@
+/* Asymmetric logical unit access (SPC-4 5.15): target port groups, the access-state admission
+ * rule, REPORT TARGET PORT GROUPS.
+ *
+ * Every LU reports TPGS=01b (implicit ALUA) in standard INQUIRY, so initiators always find a
+ * consistent picture in INQUIRY, VPD 83 and REPORT TARGET PORT GROUPS:
+ *   - an LU in a DEVICE_GROUP reports that group's target port groups and states;
+ *   - any other LU is in one implicit group, id 0 (SCSI_DEFAULT_TPG_ID), active/optimized,
+ *     holding the requesting port and every target port that has reached the LU. */
+#include <string.h>
+
+#include "scsi/scsi_core.h"
+
+const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt_id)
+{
+	const struct scsi_alua_group *g = dev->alua;
+
+	if (!g)
+		return NULL;
+	for (unsigned i = 0; i < g->ntpgs; i++)
+		for (unsigned j = 0; j < g->tpgs[i].nports; j++)
+			if (g->tpgs[i].rel_tgt_ids[j] == rel_tgt_id)
+				return &g->tpgs[i];
+	return NULL;
+}
+
+enum scsi_sr scsi_alua_check(struct scsi_task *t)
+{
+	const struct scsi_tpg *tpg;
+
+	if (!t->core.dev || !t->nexus)
+		return SR_OK;
+	tpg = scsi_dev_tpg(t->core.dev, t->nexus->rel_tgt_id);
+	if (!tpg || (t->core.desc->flags & SCSI_CF_ALUA_SB_OK))
+		return SR_OK;
+	switch (tpg->state) {
+	case ALUA_ACTIVE_OPTIMIZED:
+	case ALUA_ACTIVE_NONOPTIMIZED:
+		return SR_OK;
+	case ALUA_STANDBY:
+		return SR_ALUA_STANDBY;
+	case ALUA_TRANSITIONING:
+		return SR_ALUA_TRANSITION;
+	case ALUA_UNAVAILABLE:
+	case ALUA_OFFLINE:
+	default:
+		return SR_ALUA_UNAVAILABLE;
+	}
+}
+
+#define RTPG_MAX_PORTS 64
+
+/* One target port group descriptor; returns its length. */
+static unsigned put_tpg(uint8_t *p, bool pref, uint8_t state, uint16_t id, const uint16_t *ports,
+			unsigned nports)
+{
+	if (nports > RTPG_MAX_PORTS)
+		nports = RTPG_MAX_PORTS;
+	p[0] = (uint8_t)((pref ? 0x80 : 0) | (state & 0x0f));
+	/* supported states: T_SUP O_SUP U_SUP S_SUP AN_SUP AO_SUP */
+	p[1] = 0x80 | 0x40 | 0x08 | 0x04 | 0x02 | 0x01;
+	put_be16(p + 2, id);
+	p[4] = 0;
+	p[5] = 0; /* status code: no status available */
+	p[6] = 0;
+	p[7] = (uint8_t)nports;
+	for (unsigned i = 0; i < nports; i++) {
+		memset(p + 8 + 4 * i, 0, 2);
+		put_be16(p + 8 + 4 * i + 2, ports[i]);
+	}
+	return 8 + 4 * nports;
+}
+
+enum scsi_sr spc_report_target_port_groups(struct scsi_task *t)
+{
+	struct scsi_dev *dev = t->core.dev;
+	uint8_t fmt = t->cdb[1] >> 5;
+	uint32_t alloc = get_be32(t->cdb + 6);
+	uint8_t buf[8 + 16 * (8 + 4 * RTPG_MAX_PORTS)];
+	unsigned hdr = fmt == 1 ? 8 : 4, len = hdr;
+
+	if (fmt > 1)
+		return scsi_invalid_cdb(t, 1, 7);
+	memset(buf, 0, sizeof(buf));
+	if (dev->alua) {
+		const struct scsi_alua_group *g = dev->alua;
+		for (unsigned i = 0; i < g->ntpgs && i < 16; i++) {
+			const struct scsi_tpg *tpg = &g->tpgs[i];
+			len += put_tpg(buf + len, tpg->preferred, tpg->state, tpg->group_id,
+				       tpg->rel_tgt_ids, tpg->nports);
+		}
+	} else {
+		uint16_t ports[RTPG_MAX_PORTS];
+		unsigned n = 0;
+		if (t->nexus)
+			ports[n++] = t->nexus->rel_tgt_id;
+		uint16_t seen[RTPG_MAX_PORTS];
+		unsigned ns = scsi_ua_known_ports(dev, seen, RTPG_MAX_PORTS);
+		for (unsigned i = 0; i < ns && n < RTPG_MAX_PORTS; i++)
+			if (!t->nexus || seen[i] != t->nexus->rel_tgt_id)
+				ports[n++] = seen[i];
+		/* sorted, so the answer does not depend on who asked first */
+		for (unsigned i = 1; i < n; i++)
+			for (unsigned j = i; j > 0 && ports[j - 1] > ports[j]; j--) {
+				uint16_t x = ports[j];
+				ports[j] = ports[j - 1];
+				ports[j - 1] = x;
+			}
+		len += put_tpg(buf + len, false, ALUA_ACTIVE_OPTIMIZED, SCSI_DEFAULT_TPG_ID, ports, n);
+	}
+	if (fmt == 1) {
+		put_be32(buf, len - 4);
+		buf[4] = 0x10; /* format type 001b */
+		buf[5] = 0;    /* implicit transition time: immediate */
+	} else {
+		put_be32(buf, len - 4);
+	}
+	scsi_data_in(t, buf, len < alloc ? len : alloc);
+	return SR_OK;
+}

@@ -1,0 +1,70 @@
+/* INQUIRY (SPC-4 6.6): standard data here, VPD pages in spc_vpd.c. */
+#include <string.h>
+
+#include "scsi/scsi_core.h"
+
+#define STD_INQ_LEN 96
+
+/* Copy s into a fixed-width, space-padded ASCII field. */
+void scsi_put_ascii(uint8_t *dst, size_t width, const char *s)
+{
+	size_t n = strlen(s);
+
+	memset(dst, ' ', width);
+	memcpy(dst, s, n < width ? n : width);
+}
+
+static void standard_inquiry(struct scsi_task *t, uint8_t *b)
+{
+	struct scsi_dev *dev = t->core.dev;
+	const struct scsi_dev_params *p = dev ? &dev->p : NULL;
+	unsigned vd = 58;
+
+	memset(b, 0, STD_INQ_LEN);
+	/* peripheral qualifier 011b + type 1Fh: no LU at this LUN */
+	b[0] = dev ? 0x00 : 0x7f;
+	b[1] = (p && p->removable) ? 0x80 : 0; /* RMB */
+	b[2] = 0x06;                           /* SPC-4 */
+	b[3] = 0x10 | 0x02;                    /* HISUP, response data format 2 */
+	b[4] = STD_INQ_LEN - 5;
+	/* TPGS 01b: implicit ALUA (see spc_alua.c); 3PC: EXTENDED COPY is offered */
+	b[5] = 0x10 | 0x08;
+	b[7] = 0x02; /* CMDQUE */
+	scsi_put_ascii(b + 8, 8, p ? p->vendor : "UTGT");
+	scsi_put_ascii(b + 16, 16, p ? p->product : "");
+	scsi_put_ascii(b + 32, 4, p ? p->revision : "0100");
+	/* version descriptors */
+	put_be16(b + vd, 0x00a0); /* SAM-5 */
+	vd += 2;
+	put_be16(b + vd, 0x0460); /* SPC-4 */
+	vd += 2;
+	put_be16(b + vd, 0x04c0); /* SBC-3 */
+	vd += 2;
+	if (t->nexus && t->nexus->proto == SCSI_PROTO_ISCSI)
+		put_be16(b + vd, 0x0960); /* iSCSI */
+	else if (t->nexus && t->nexus->proto == SCSI_PROTO_SRP)
+		put_be16(b + vd, 0x0940); /* SRP */
+}
+
+enum scsi_sr spc_inquiry(struct scsi_task *t)
+{
+	bool evpd = t->cdb[1] & 0x01;
+	uint8_t page = t->cdb[2];
+	uint16_t alloc = get_be16(t->cdb + 3);
+	uint8_t b[STD_INQ_LEN];
+
+	if (t->cdb[1] & 0x02) /* CmdDt: obsolete, not supported */
+		return scsi_invalid_cdb(t, 1, 1);
+	if (t->cdb[1] & 0xfc)
+		return scsi_invalid_cdb(t, 1, scsi_msb(t->cdb[1] & 0xfc));
+	if (evpd) {
+		if (!t->core.dev)
+			return SR_LUN_NOT_SUPPORTED;
+		return spc_vpd_page(t, page, alloc);
+	}
+	if (page)
+		return scsi_invalid_cdb(t, 2, -1);
+	standard_inquiry(t, b);
+	scsi_data_in(t, b, STD_INQ_LEN < alloc ? STD_INQ_LEN : alloc);
+	return SR_OK;
+}

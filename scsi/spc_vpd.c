@@ -1,0 +1,234 @@
+/* Vital product data pages (SPC-4 7.8, SBC-3 6.5) and the LU's NAA identifier.
+ *
+ * Pages: 00 supported pages, 80 unit serial number, 83 device identification, 86 extended
+ * INQUIRY data, B0 block limits, B1 block device characteristics, B2 logical block
+ * provisioning. */
+#include <string.h>
+
+#include "scsi/scsi_core.h"
+
+/* The NAA IEEE Registered Extended identifier needs a 24-bit IEEE company id.  utgt has no
+ * OUI of its own, so it uses 0A5547h: a value in the IEEE CID space (the ZYXM bits of the
+ * first octet are 1010b), which by construction never equals a vendor's MA-L OUI, so our
+ * identifiers cannot collide with real hardware.  The 100 bits after it are the vendor
+ * specific identifier (36) and its extension (64), taken from the device's naa_id attribute
+ * when set, else from two independent hashes of its unit serial number, which is unique per
+ * device (by default derived from the device name) and stable across restarts. */
+#define UTGT_NAA_COMPANY_ID 0x0a5547u
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16])
+{
+	uint64_t vsid, ext;
+
+	if (dev->p.naa_id) {
+		vsid = 0;
+		ext = dev->p.naa_id;
+	} else {
+		vsid = fnv1a(dev->p.usn, 0xcbf29ce484222325ull);
+		ext = fnv1a(dev->p.usn, 0x84222325cbf29ce4ull ^ vsid);
+	}
+	vsid &= 0xfffffffffull; /* 36 bits */
+	/* 4 bits NAA 6 | 24 bits company id | 36 bits vsid | 64 bits extension */
+	out[0] = (uint8_t)(0x60 | (UTGT_NAA_COMPANY_ID >> 20));
+	out[1] = (uint8_t)(UTGT_NAA_COMPANY_ID >> 12);
+	out[2] = (uint8_t)(UTGT_NAA_COMPANY_ID >> 4);
+	out[3] = (uint8_t)((UTGT_NAA_COMPANY_ID & 0xf) << 4 | (vsid >> 32));
+	put_be32(out + 4, (uint32_t)vsid);
+	put_be64(out + 8, ext);
+}
+
+#define VPD_MAX 1024
+
+static unsigned page_supported(struct scsi_task *t, uint8_t *b)
+{
+	static const uint8_t pages[] = {0x00, 0x80, 0x83, 0x86, 0xb0, 0xb1, 0xb2};
+
+	(void)t;
+	memcpy(b + 4, pages, sizeof(pages));
+	return sizeof(pages);
+}
+
+static unsigned page_serial(struct scsi_task *t, uint8_t *b)
+{
+	const char *usn = t->core.dev->p.usn;
+	size_t n = strlen(usn);
+
+	memcpy(b + 4, usn, n);
+	return (unsigned)n;
+}
+
+/* Designation descriptor header; returns the offset of its body. */
+static uint8_t *desig(uint8_t *p, uint8_t proto, uint8_t code_set, bool piv, uint8_t assoc,
+		      uint8_t type, uint8_t len)
+{
+	p[0] = (uint8_t)(proto << 4 | code_set);
+	p[1] = (uint8_t)((piv ? 0x80 : 0) | assoc << 4 | type);
+	p[2] = 0;
+	p[3] = len;
+	return p + 4;
+}
+
+/* SCSI name string designator: UTF-8, NUL terminated, padded to a multiple of 4. */
+static unsigned name_string(uint8_t *p, uint8_t proto, uint8_t assoc, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	size_t padded = (n + 3) & ~(size_t)3;
+
+	if (padded > 252)
+		padded = 252, n = 252;
+	uint8_t *d = desig(p, proto, 3, true, assoc, 8, (uint8_t)padded);
+	memset(d, 0, padded);
+	memcpy(d, name, n - 1);
+	return 4 + (unsigned)padded;
+}
+
+static unsigned page_devid(struct scsi_task *t, uint8_t *b)
+{
+	struct scsi_dev *dev = t->core.dev;
+	const struct scsi_nexus *nx = t->nexus;
+	uint8_t proto = nx ? (uint8_t)nx->proto : SCSI_PROTO_ISCSI;
+	const struct scsi_tpg *tpg;
+	uint8_t *p = b + 4, *d;
+	size_t idlen;
+
+	/* LU: NAA 6 (binary) */
+	d = desig(p, 0, 1, false, 0, 3, 16);
+	scsi_dev_naa(dev, d);
+	p = d + 16;
+	/* LU: T10 vendor id (ASCII): vendor, then t10_dev_id */
+	idlen = strlen(dev->p.t10_dev_id);
+	if (idlen > 64)
+		idlen = 64;
+	d = desig(p, 0, 2, false, 0, 1, (uint8_t)(8 + idlen));
+	scsi_put_ascii(d, 8, dev->p.vendor);
+	memcpy(d + 8, dev->p.t10_dev_id, idlen);
+	p = d + 8 + idlen;
+	if (nx) {
+		/* target port: relative target port identifier */
+		d = desig(p, proto, 1, true, 1, 4, 4);
+		d[0] = d[1] = 0;
+		put_be16(d + 2, nx->rel_tgt_id);
+		p = d + 4;
+		/* target port: its target port group */
+		tpg = scsi_dev_tpg(dev, nx->rel_tgt_id);
+		d = desig(p, proto, 1, true, 1, 5, 4);
+		d[0] = d[1] = 0;
+		put_be16(d + 2, tpg ? tpg->group_id : SCSI_DEFAULT_TPG_ID);
+		p = d + 4;
+		/* target port and target device: SCSI name strings */
+		if (nx->target_port[0])
+			p += name_string(p, proto, 1, nx->target_port);
+		if (nx->target_name[0])
+			p += name_string(p, proto, 2, nx->target_name);
+	}
+	return (unsigned)(p - (b + 4));
+}
+
+static unsigned page_ext_inquiry(struct scsi_task *t, uint8_t *b)
+{
+	struct scsi_dev *dev = t->core.dev;
+
+	b[5] = 0x07; /* HEADSUP, ORDSUP, SIMPSUP */
+	/* V_SUP: a volatile cache exists (SYNCHRONIZE CACHE matters); NV_SUP: a non-volatile one */
+	b[6] = dev->bs && dev->bs->nv_cache ? 0x02 : 0x01;
+	return 60;
+}
+
+static bool thin(const struct scsi_dev *dev)
+{
+	return dev->bs && dev->bs->thin_provisioned;
+}
+
+static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
+{
+	struct scsi_dev *dev = t->core.dev;
+	struct sbc_limits l;
+	uint32_t gran = dev->block_size && dev->block_size < 4096 ? 4096 / dev->block_size : 1;
+
+	memset(&l, 0, sizeof(l));
+	sbc_get_limits(dev, &l);
+	b[5] = (uint8_t)(l.max_compare_write_blocks > 255 ? 255 : l.max_compare_write_blocks);
+	put_be16(b + 6, (uint16_t)gran); /* optimal transfer length granularity */
+	put_be32(b + 8, l.max_xfer_blocks);
+	put_be32(b + 12, l.opt_xfer_blocks);
+	put_be32(b + 16, 0); /* maximum prefetch length: not reported */
+	if (thin(dev)) {
+		put_be32(b + 20, l.max_unmap_lba_count);
+		put_be32(b + 24, l.max_unmap_descriptors);
+		put_be32(b + 28, gran); /* optimal unmap granularity */
+		put_be32(b + 32, 0x80000000u); /* UGAVALID, alignment 0 */
+	}
+	put_be64(b + 36, l.max_write_same_blocks);
+	put_be32(b + 44, l.max_atomic_blocks);
+	put_be32(b + 48, l.atomic_alignment);
+	put_be32(b + 52, l.atomic_granularity);
+	return 60;
+}
+
+static unsigned page_characteristics(struct scsi_task *t, uint8_t *b)
+{
+	/* medium rotation rate: 0001h non-rotating; 0 "not reported" for rotating media */
+	put_be16(b + 4, t->core.dev->p.rotational ? 0 : 1);
+	return 60;
+}
+
+static unsigned page_provisioning(struct scsi_task *t, uint8_t *b)
+{
+	struct scsi_dev *dev = t->core.dev;
+
+	if (thin(dev)) {
+		/* LBPU (UNMAP), LBPWS (WRITE SAME 16 + UNMAP), LBPWS10; LBPRZ when unmapped blocks
+		 * read back as zeros */
+		b[5] = 0x80 | 0x40 | 0x20 | (dev->bs->unmap_zeroes ? 0x04 : 0);
+		b[6] = 0x02; /* provisioning type: thin */
+	}
+	return 4;
+}
+
+enum scsi_sr spc_vpd_page(struct scsi_task *t, uint8_t page, uint16_t alloc)
+{
+	uint8_t b[VPD_MAX];
+	unsigned len;
+
+	memset(b, 0, sizeof(b));
+	switch (page) {
+	case 0x00:
+		len = page_supported(t, b);
+		break;
+	case 0x80:
+		len = page_serial(t, b);
+		break;
+	case 0x83:
+		len = page_devid(t, b);
+		break;
+	case 0x86:
+		len = page_ext_inquiry(t, b);
+		break;
+	case 0xb0:
+		len = page_block_limits(t, b);
+		break;
+	case 0xb1:
+		len = page_characteristics(t, b);
+		break;
+	case 0xb2:
+		len = page_provisioning(t, b);
+		break;
+	default:
+		return scsi_invalid_cdb(t, 2, -1);
+	}
+	b[0] = 0x00; /* peripheral qualifier 0, direct access block device */
+	b[1] = page;
+	put_be16(b + 2, (uint16_t)len);
+	len += 4;
+	scsi_data_in(t, b, len < alloc ? len : alloc);
+	return SR_OK;
+}
