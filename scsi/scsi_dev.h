@@ -47,6 +47,8 @@ struct scsi_dev_params {
 	char t10_dev_id[65]; /* t10_dev_id, default device name */
 	char usn[33];        /* usn: unit serial number (VPD 80), default derived from name */
 	uint64_t naa_id;     /* NAA 6 identifier low 64 bits; 0 = derive from usn */
+	uint8_t naa_bytes[16]; /* naa_id exactly as configured (SCST: 8 bytes NAA 2/3/5 or 16 */
+	uint8_t naa_len;       /* bytes NAA 6); naa_len 0 = not configured */
 	bool rotational;     /* VPD B1 medium rotation rate */
 	bool removable;      /* RMB bit; START STOP UNIT LOEJ and PREVENT ALLOW apply */
 	bool swp;            /* software write protect, control mode page */
@@ -113,6 +115,11 @@ struct scsi_dev {
  * `--check` validates without touching files.  Returns NULL on error. */
 struct scsi_dev *scsi_dev_configure(const char *handler, const char *name,
 				    const struct utgt_attr *attrs, unsigned nattrs, struct diag *d);
+/* The same, with the line of the DEVICE block for errors that belong to no attribute (e.g. a
+ * missing filename).  scsi_dev_configure() uses the first attribute's line. */
+struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, int line,
+				       const struct utgt_attr *attrs, unsigned nattrs,
+				       struct diag *d);
 /* Open the backstore and size the LU.  0 on success; -1 with a message in err. */
 int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen);
 /* Closes the backstore when open and frees it too: the device owns its struct backstore. */
