@@ -826,6 +826,11 @@ void bs_aio_destroy(struct bs_aio *a)
 	free(a);
 }
 
+int bs_aio_fd(const struct bs_aio *a)
+{
+	return a->o.fd;
+}
+
 const char *bs_aio_mode(const struct bs_aio *a)
 {
 	return a->uring ? "io_uring" : "threads";

@@ -63,6 +63,9 @@ void bs_aio_submit(struct bs_aio *a, struct bs_io *io);
  * from inside a completion callback. */
 void bs_aio_destroy(struct bs_aio *a);
 
+/* The store's descriptor (for synchronous queries such as SEEK_DATA; never for data I/O). */
+int bs_aio_fd(const struct bs_aio *a);
+
 /* "io_uring" or "threads". */
 const char *bs_aio_mode(const struct bs_aio *a);
 void bs_aio_get_stats(const struct bs_aio *a, struct bs_aio_stats *out);

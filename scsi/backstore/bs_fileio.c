@@ -181,6 +181,38 @@ static void fileio_submit(struct backstore *bs, struct bs_io *io)
 	bs_aio_submit(bs->priv, io);
 }
 
+/* GET LBA STATUS: holes are deallocated.  A block partly in a hole counts as mapped. */
+static enum bs_status fileio_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
+					bool *mapped, uint64_t *run)
+{
+	int fd = bs_aio_fd(bs->priv);
+	uint64_t bsz = bs->block_size, end = off + len, edge;
+	off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+
+	if (data < 0 && errno != ENXIO)
+		return errno == EINVAL ? BS_ENOTSUP : BS_EIO;
+	if (data >= 0 && (uint64_t)data == off) {
+		off_t hole = lseek(fd, (off_t)off, SEEK_HOLE);
+		if (hole < 0)
+			return BS_EIO;
+		edge = ((uint64_t)hole + bsz - 1) / bsz * bsz;
+		*mapped = true;
+	} else {
+		/* a hole up to the next data (or the end of the file) */
+		edge = data < 0 ? end : (uint64_t)data / bsz * bsz;
+		*mapped = false;
+		if (edge <= off) {
+			/* data starts inside this block: the block is mapped */
+			*mapped = true;
+			edge = off + bsz;
+		}
+	}
+	if (edge > end)
+		edge = end;
+	*run = edge - off;
+	return BS_OK;
+}
+
 static const char *const fileio_attrs[] = {
 	"filename", "size", "size_mb", "blocksize", "read_only", "nv_cache", "o_direct",
 	"write_through", "thin_provisioned", NULL,
@@ -192,4 +224,5 @@ const struct backstore_ops bs_fileio_ops = {
 	.open = fileio_open,
 	.close = fileio_close,
 	.submit = fileio_submit,
+	.lba_status = fileio_lba_status,
 };

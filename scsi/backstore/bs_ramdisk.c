@@ -1,6 +1,7 @@
 /* ramdisk: the store lives in anonymous memory.  Pages are mapped lazily (MAP_NORESERVE), so
  * a large, mostly unwritten ramdisk costs only what is written; UNMAP hands whole pages back
- * to the kernel.  Every verb completes synchronously, before submit returns. */
+ * to the kernel.  A bitmap of written pages answers GET LBA STATUS.  Every verb completes
+ * synchronously, before submit returns. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,34 @@ struct ramdisk {
 	char *mem;
 	size_t len;
 	size_t page;
+	unsigned long *mapped; /* one bit per page: written since created or last dropped */
 };
+
+#define BITS_PER_WORD (8 * sizeof(unsigned long))
+
+static void rd_mark(struct ramdisk *rd, size_t off, size_t len, bool set)
+{
+	size_t first = off / rd->page, last = (off + len - 1) / rd->page;
+
+	for (size_t pg = first; pg <= last; pg++) {
+		unsigned long bit = 1ul << (pg % BITS_PER_WORD);
+		unsigned long *w = &rd->mapped[pg / BITS_PER_WORD];
+
+		/* writers of neighbouring pages share words: atomic read-modify-write */
+		if (set) {
+			if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
+				__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+		} else {
+			__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static bool rd_page_mapped(const struct ramdisk *rd, size_t pg)
+{
+	return __atomic_load_n(&rd->mapped[pg / BITS_PER_WORD], __ATOMIC_RELAXED) &
+	       (1ul << (pg % BITS_PER_WORD));
+}
 
 static int rd_open(struct backstore *bs, char *err, size_t errlen)
 {
@@ -44,11 +72,19 @@ static int rd_open(struct backstore *bs, char *err, size_t errlen)
 	}
 	rd->len = bs->size;
 	rd->page = (size_t)sysconf(_SC_PAGESIZE);
+	rd->mapped = calloc((rd->len / rd->page + BITS_PER_WORD) / BITS_PER_WORD,
+			    sizeof(unsigned long));
+	if (!rd->mapped) {
+		snprintf(err, errlen, "%s: out of memory", bs->name);
+		free(rd);
+		return -1;
+	}
 	rd->mem = mmap(NULL, rd->len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rd->mem == MAP_FAILED) {
 		snprintf(err, errlen, "%s: cannot map %zu bytes: %s", bs->name, rd->len,
 			 strerror(errno));
+		free(rd->mapped);
 		free(rd);
 		return -1;
 	}
@@ -65,6 +101,7 @@ static void rd_close(struct backstore *bs)
 	if (!rd)
 		return;
 	munmap(rd->mem, rd->len);
+	free(rd->mapped);
 	free(rd);
 	bs->priv = NULL;
 }
@@ -84,6 +121,8 @@ static void rd_zero(struct ramdisk *rd, size_t off, size_t len)
 	memset(rd->mem + off, 0, first - off);
 	if (madvise(rd->mem + first, last - first, MADV_DONTNEED))
 		memset(rd->mem + first, 0, last - first);
+	else
+		rd_mark(rd, first, last - first, false);
 	memset(rd->mem + last, 0, end - last);
 }
 
@@ -111,11 +150,16 @@ static void rd_submit(struct backstore *bs, struct bs_io *io)
 		bs_buf_to_iov(io->iov, io->iovcnt, 0, rd->mem + io->off, io->len);
 		break;
 	case BS_WRITE:
+		if (!io->len)
+			break;
+		rd_mark(rd, io->off, io->len, true);
 		bs_iov_to_buf(rd->mem + io->off, io->iov, io->iovcnt, 0, io->len);
 		break;
 	case BS_WRITE_SAME:
-		if (io->len)
-			rd_write_same(bs, rd, io);
+		if (!io->len)
+			break;
+		rd_mark(rd, io->off, io->len, true);
+		rd_write_same(bs, rd, io);
 		break;
 	case BS_UNMAP:
 		rd_zero(rd, io->off, io->len);
@@ -126,6 +170,25 @@ static void rd_submit(struct backstore *bs, struct bs_io *io)
 	io->cb(io, BS_OK);
 }
 
+/* GET LBA STATUS: a block is mapped when its page has been written and not dropped since. */
+static enum bs_status rd_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
+				    bool *mapped, uint64_t *run)
+{
+	struct ramdisk *rd = bs->priv;
+	size_t pg = off / rd->page;
+	uint64_t end = off + len, edge;
+	bool m = rd_page_mapped(rd, pg);
+
+	while ((uint64_t)(pg + 1) * rd->page < end && rd_page_mapped(rd, pg + 1) == m)
+		pg++;
+	edge = (uint64_t)(pg + 1) * rd->page;
+	if (edge > end)
+		edge = end;
+	*mapped = m;
+	*run = edge - off;
+	return BS_OK;
+}
+
 static const char *const rd_attrs[] = {"size", "size_mb", "blocksize", "read_only", NULL};
 
 const struct backstore_ops bs_ramdisk_ops = {
@@ -134,4 +197,5 @@ const struct backstore_ops bs_ramdisk_ops = {
 	.open = rd_open,
 	.close = rd_close,
 	.submit = rd_submit,
+	.lba_status = rd_lba_status,
 };

@@ -214,3 +214,37 @@ Test(bs_ramdisk, completes_before_submit_returns_exactly_once)
 	cr_assert_eq(c.st, BS_OK);
 	rd_free(bs);
 }
+
+Test(bs_ramdisk, lba_status_tracks_written_and_dropped_pages)
+{
+	struct backstore *bs = rd_make(1 << 20, 512);
+	uint8_t w[8192];
+	bool mapped;
+	uint64_t run;
+	struct bs_io um = {.op = BS_UNMAP, .off = 65536, .len = 4096};
+
+	cr_assert_not_null(bs->ops->lba_status);
+	cr_assert_eq(bs->ops->lba_status(bs, 0, 1 << 20, &mapped, &run), BS_OK);
+	cr_assert_not(mapped);
+	cr_assert_eq(run, 1 << 20, "nothing written yet");
+	memset(w, 1, sizeof(w));
+	cr_assert_eq(rw(bs, BS_WRITE, 65536 + 512, w, 512), BS_OK);
+	cr_assert_eq(rw(bs, BS_WRITE, 65536 + 4096, w, 4096), BS_OK);
+	cr_assert_eq(bs->ops->lba_status(bs, 0, 1 << 20, &mapped, &run), BS_OK);
+	cr_assert_not(mapped);
+	cr_assert_eq(run, 65536);
+	cr_assert_eq(bs->ops->lba_status(bs, 65536, (1 << 20) - 65536, &mapped, &run), BS_OK);
+	cr_assert(mapped);
+	cr_assert_eq(run, 8192, "two written pages");
+	cr_assert_eq(bs->ops->lba_status(bs, 65536 + 1024, 512, &mapped, &run), BS_OK);
+	cr_assert(mapped);
+	cr_assert_eq(run, 512, "clamped to len");
+	cr_assert_eq(bs_submit_sync(bs, &um), BS_OK);
+	cr_assert_eq(bs->ops->lba_status(bs, 65536, (1 << 20) - 65536, &mapped, &run), BS_OK);
+	cr_assert_not(mapped, "the first page was dropped");
+	cr_assert_eq(run, 4096);
+	cr_assert_eq(bs->ops->lba_status(bs, 65536 + 4096, 1 << 16, &mapped, &run), BS_OK);
+	cr_assert(mapped);
+	cr_assert_eq(run, 4096);
+	rd_free(bs);
+}
