@@ -165,7 +165,15 @@ struct sbc_limits {
 	uint32_t max_atomic_blocks;
 	uint32_t atomic_alignment;
 	uint32_t atomic_granularity;
+	uint32_t unmap_granularity; /* OPTIMAL UNMAP GRANULARITY; 0 when UNMAP is not supported */
+	bool wsnz;                  /* WRITE SAME NUMBER OF LOGICAL BLOCKS 0 is refused */
 };
 void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out);
+/* Logical block provisioning management in effect (LBPME): the LU is thin_provisioned and its
+ * store can deallocate.  READ CAPACITY(16), VPD B2 (LBPU, LBPWS, LBPWS10), UNMAP and WRITE
+ * SAME's UNMAP bit all follow this one answer (scsi/sbc_limits.c). */
+bool sbc_thin(const struct scsi_dev *dev);
+/* Deallocated blocks read back as zeros (LBPRZ). */
+bool sbc_lbprz(const struct scsi_dev *dev);
 
 #endif

@@ -1,0 +1,66 @@
+/* The Block Limits the SBC commands enforce and VPD B0 announces, and the logical block
+ * provisioning answer READ CAPACITY(16), VPD B2, UNMAP and WRITE SAME share.  One source of
+ * truth, so what an initiator reads is what the LU does. */
+#include <string.h>
+
+#include "scsi/sbc.h"
+
+/* Sizes in bytes, turned into blocks of the LU's size below. */
+#define MAX_XFER_BYTES        (8u << 20)  /* one READ/WRITE: 8 MiB */
+#define OPT_XFER_BYTES        (1u << 20)  /* Linux sizes its requests from this */
+#define MAX_UNMAP_BYTES       (4ull << 30) /* one UNMAP: 4 GiB worth of blocks */
+#define MAX_UNMAP_DESCRIPTORS 256
+#define MAX_WRITE_SAME_BYTES  (1ull << 30)
+#define MAX_ATOMIC_BYTES      (1u << 20)
+/* COMPARE AND WRITE buffers 2n blocks on a worker; 128 keeps that at most 1 MiB. */
+#define MAX_CAW_BLOCKS        128
+/* Holes are punched (fileio) and pages dropped (ramdisk) in 4 KiB units. */
+#define UNMAP_GRANULE_BYTES   4096u
+
+bool sbc_thin(const struct scsi_dev *dev)
+{
+	return dev->bs && dev->bs->thin_provisioned && dev->bs->can_unmap;
+}
+
+bool sbc_lbprz(const struct scsi_dev *dev)
+{
+	return sbc_thin(dev) && dev->bs->unmap_zeroes;
+}
+
+static uint32_t blocks(uint64_t bytes, uint32_t bsz)
+{
+	uint64_t n = bytes / bsz;
+
+	return n ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : 1;
+}
+
+void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out)
+{
+	uint32_t bsz = dev->block_size ? dev->block_size : 512;
+	uint32_t max_xfer = blocks(MAX_XFER_BYTES, bsz);
+
+	memset(out, 0, sizeof(*out));
+	if (dev->p.max_xfer_blocks && dev->p.max_xfer_blocks < max_xfer)
+		max_xfer = dev->p.max_xfer_blocks;
+	out->max_xfer_blocks = max_xfer;
+	out->opt_xfer_blocks = blocks(OPT_XFER_BYTES, bsz);
+	if (out->opt_xfer_blocks > max_xfer)
+		out->opt_xfer_blocks = max_xfer;
+	if (sbc_thin(dev)) {
+		out->max_unmap_lba_count = blocks(MAX_UNMAP_BYTES, bsz);
+		out->max_unmap_descriptors = MAX_UNMAP_DESCRIPTORS;
+		out->unmap_granularity = blocks(UNMAP_GRANULE_BYTES, bsz);
+	}
+	out->max_write_same_blocks = blocks(MAX_WRITE_SAME_BYTES, bsz);
+	out->wsnz = false; /* NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA" */
+	out->max_compare_write_blocks = MAX_CAW_BLOCKS;
+	if (out->max_compare_write_blocks > max_xfer / 2)
+		out->max_compare_write_blocks = max_xfer / 2 ? max_xfer / 2 : 1;
+	/* WRITE ATOMIC is atomic through the LU's range lock, whatever the alignment: no
+	 * alignment or granularity requirement (0 in VPD B0). */
+	out->max_atomic_blocks = blocks(MAX_ATOMIC_BYTES, bsz);
+	if (out->max_atomic_blocks > max_xfer)
+		out->max_atomic_blocks = max_xfer;
+	out->atomic_alignment = 0;
+	out->atomic_granularity = 0;
+}

@@ -1,0 +1,246 @@
+/* Per-LU LBA range locks: what makes COMPARE AND WRITE, ORWRITE, WRITE ATOMIC, WRITE AND
+ * VERIFY and SANITIZE atomic with respect to every other command touching the same blocks.
+ *
+ * Ordinary data commands (READ, WRITE, WRITE SAME, UNMAP) take a shared lock on their range,
+ * the read-modify-write commands an exclusive one.  A request is granted when it overlaps no
+ * conflicting holder and no conflicting earlier waiter (arrival order among overlapping ranges,
+ * so a stream of WRITEs cannot starve a COMPARE AND WRITE).  Nobody blocks: a refused command
+ * is parked here and resumed by whoever releases the range that stood in its way.
+ *
+ * The common case, a shared request while no exclusive holder or waiter exists, only links the
+ * command into the shared list under the LU's lock: no scan.  Exclusive requests scan the
+ * shared holders, which is as many as there are data commands in flight on the LU. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "scsi/sbc.h"
+
+enum { RL_NONE, RL_WAITING, RL_HELD };
+
+struct rl_list {
+	struct sbc_cmd *head, *tail;
+};
+
+struct scsi_rangelock {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;          /* blocking waiters and destroy */
+	struct rl_list shared;      /* holders */
+	struct rl_list excl;        /* holders */
+	struct rl_list waiting;     /* FIFO */
+	unsigned background;        /* work outliving its task (sbc_rangelock_hold) */
+};
+
+struct scsi_rangelock *scsi_rangelock_create(void)
+{
+	struct scsi_rangelock *rl = calloc(1, sizeof(*rl));
+
+	if (!rl)
+		return NULL;
+	pthread_mutex_init(&rl->mu, NULL);
+	pthread_cond_init(&rl->cv, NULL);
+	return rl;
+}
+
+/* Waits for background work (an IMMED SANITIZE) and every holder: the LU is going away, and
+ * they still use its backstore. */
+void scsi_rangelock_destroy(struct scsi_rangelock *rl)
+{
+	if (!rl)
+		return;
+	pthread_mutex_lock(&rl->mu);
+	while (rl->background || rl->shared.head || rl->excl.head || rl->waiting.head)
+		pthread_cond_wait(&rl->cv, &rl->mu);
+	pthread_mutex_unlock(&rl->mu);
+	pthread_cond_destroy(&rl->cv);
+	pthread_mutex_destroy(&rl->mu);
+	free(rl);
+}
+
+static void list_add(struct rl_list *l, struct sbc_cmd *c)
+{
+	c->rl_next = NULL;
+	c->rl_prev = l->tail;
+	if (l->tail)
+		l->tail->rl_next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+static void list_del(struct rl_list *l, struct sbc_cmd *c)
+{
+	if (c->rl_prev)
+		c->rl_prev->rl_next = c->rl_next;
+	else
+		l->head = c->rl_next;
+	if (c->rl_next)
+		c->rl_next->rl_prev = c->rl_prev;
+	else
+		l->tail = c->rl_prev;
+	c->rl_next = c->rl_prev = NULL;
+}
+
+static bool overlap(const struct sbc_cmd *a, const struct sbc_cmd *b)
+{
+	return a->rl_lba < b->rl_end && b->rl_lba < a->rl_end;
+}
+
+static bool conflicts(const struct sbc_cmd *a, const struct sbc_cmd *b)
+{
+	return (a->rl_excl || b->rl_excl) && overlap(a, b);
+}
+
+/* Does c conflict with a holder, or with a waiter queued before `upto` (NULL: any waiter)? */
+static bool blocked(const struct scsi_rangelock *rl, const struct sbc_cmd *c,
+		    const struct sbc_cmd *upto)
+{
+	for (const struct sbc_cmd *h = rl->excl.head; h; h = h->rl_next)
+		if (overlap(c, h))
+			return true;
+	if (c->rl_excl)
+		for (const struct sbc_cmd *h = rl->shared.head; h; h = h->rl_next)
+			if (overlap(c, h))
+				return true;
+	for (const struct sbc_cmd *w = rl->waiting.head; w && w != upto; w = w->rl_next)
+		if (conflicts(c, w))
+			return true;
+	return false;
+}
+
+static void grant(struct scsi_rangelock *rl, struct sbc_cmd *c)
+{
+	c->rl_state = RL_HELD;
+	list_add(c->rl_excl ? &rl->excl : &rl->shared, c);
+}
+
+/* A TMF pulls a parked task off the queue (see scsi_task.h: core.cancel).  Called with the
+ * core's task set lock held; must not call back into the core.  Granting the waiters that
+ * queued behind this one is left to the next release, which must come: a waiter only waits
+ * while some holder exists. */
+static bool rl_cancel(struct scsi_task *t)
+{
+	struct scsi_dev *dev = t->core.dev;
+	struct scsi_rangelock *rl = dev->rl;
+	struct sbc_cmd *found = NULL;
+
+	pthread_mutex_lock(&rl->mu);
+	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl_next) {
+		if (w->t == t) {
+			found = w;
+			list_del(&rl->waiting, w);
+			w->rl_state = RL_NONE;
+			break;
+		}
+	}
+	if (found && !rl->waiting.head)
+		pthread_cond_broadcast(&rl->cv);
+	pthread_mutex_unlock(&rl->mu);
+	if (!found)
+		return false;
+	sbc_cmd_free(found);
+	return true;
+}
+
+bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_resume_fn resume)
+{
+	struct scsi_rangelock *rl = c->dev->rl;
+	bool ok;
+
+	c->rl_lba = lba;
+	c->rl_end = n > UINT64_MAX - lba ? UINT64_MAX : lba + n;
+	c->rl_excl = excl;
+	c->resume = resume;
+	pthread_mutex_lock(&rl->mu);
+	ok = !blocked(rl, c, NULL);
+	if (ok) {
+		grant(rl, c);
+	} else {
+		c->rl_state = RL_WAITING;
+		if (c->t)
+			c->t->core.cancel = rl_cancel;
+		list_add(&rl->waiting, c);
+	}
+	pthread_mutex_unlock(&rl->mu);
+	return ok;
+}
+
+void sbc_range_unlock(struct sbc_cmd *c)
+{
+	struct scsi_rangelock *rl;
+	struct sbc_cmd *run = NULL, **tailp = &run;
+
+	if (!c || c->rl_state == RL_NONE)
+		return;
+	rl = c->dev->rl;
+	pthread_mutex_lock(&rl->mu);
+	if (c->rl_state == RL_HELD)
+		list_del(c->rl_excl ? &rl->excl : &rl->shared, c);
+	else
+		list_del(&rl->waiting, c);
+	c->rl_state = RL_NONE;
+	/* Grant, in arrival order, every waiter nothing stands in front of any more. */
+	for (struct sbc_cmd *w = rl->waiting.head, *next; w; w = next) {
+		next = w->rl_next;
+		if (blocked(rl, w, w))
+			continue;
+		list_del(&rl->waiting, w);
+		grant(rl, w);
+		w->run_next = NULL;
+		*tailp = w;
+		tailp = &w->run_next;
+	}
+	if (!rl->shared.head && !rl->excl.head && !rl->waiting.head)
+		pthread_cond_broadcast(&rl->cv);
+	pthread_mutex_unlock(&rl->mu);
+	/* Outside the lock: a resumed command may submit I/O that completes (and unlocks) at
+	 * once.  Each granted command is resumed exactly once, here, so none can be freed
+	 * before its turn in this loop. */
+	while (run) {
+		struct sbc_cmd *w = run;
+
+		run = w->run_next;
+		w->resume(w);
+	}
+}
+
+/* The waiter may run on and free c as soon as it sees rl_woken: touch nothing after. */
+static void wake_blocked(struct sbc_cmd *c)
+{
+	struct scsi_rangelock *rl = c->dev->rl;
+
+	pthread_mutex_lock(&rl->mu);
+	c->rl_woken = true;
+	pthread_cond_broadcast(&rl->cv);
+	pthread_mutex_unlock(&rl->mu);
+}
+
+void sbc_range_lock_wait(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl)
+{
+	struct scsi_rangelock *rl = c->dev->rl;
+
+	c->rl_woken = false;
+	if (sbc_range_lock(c, lba, n, excl, wake_blocked))
+		return;
+	pthread_mutex_lock(&rl->mu);
+	while (!c->rl_woken)
+		pthread_cond_wait(&rl->cv, &rl->mu);
+	pthread_mutex_unlock(&rl->mu);
+}
+
+void sbc_rangelock_hold(struct scsi_dev *dev)
+{
+	pthread_mutex_lock(&dev->rl->mu);
+	dev->rl->background++;
+	pthread_mutex_unlock(&dev->rl->mu);
+}
+
+/* The caller must not touch dev afterwards: destroy may be waiting for exactly this. */
+void sbc_rangelock_unhold(struct scsi_dev *dev)
+{
+	struct scsi_rangelock *rl = dev->rl;
+
+	pthread_mutex_lock(&rl->mu);
+	rl->background--;
+	pthread_cond_broadcast(&rl->cv);
+	pthread_mutex_unlock(&rl->mu);
+}

@@ -1,0 +1,138 @@
+/* READ and WRITE (6/10/12/16): the hot path.  One backstore I/O straight over the task's own
+ * iovecs (no data copy), submitted from the handler, completed from the backstore's callback.
+ *
+ * How much moves follows the residual rule of scsi/scsi_data.c: min(CDB length, expected
+ * transfer length).  A WRITE whose expected length is shorter than its CDB writes only the
+ * whole blocks that length covers (a partial block is never written); a READ sends exactly
+ * the expected length, reading the last, partial block's remainder into a scratch tail. */
+#include <stdlib.h>
+
+#include "scsi/sbc.h"
+
+static void rw_done(struct bs_io *io, enum bs_status st)
+{
+	struct sbc_cmd *c = io->priv;
+	struct scsi_task *t = c->t;
+	bool write = io->op == BS_WRITE;
+
+	sbc_cmd_free(c);
+	scsi_task_complete(t, st == BS_OK ? SR_OK : scsi_sr_from_bs(st, write));
+}
+
+static void rw_submit(struct sbc_cmd *c)
+{
+	c->dev->bs->ops->submit(c->dev->bs, &c->io);
+}
+
+static size_t task_iov_total(const struct scsi_task *t)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < t->iovcnt; i++)
+		n += t->iov[i].iov_len;
+	return n;
+}
+
+/* Point c->io at the first `bytes` of the task's buffer, followed by `extra` scratch bytes. */
+static enum scsi_sr build_iov(struct sbc_cmd *c, size_t bytes, size_t extra)
+{
+	struct scsi_task *t = c->t;
+	int need = 0, n;
+	size_t left = bytes;
+
+	if (!extra && task_iov_total(t) == bytes) {
+		c->io.iov = t->iov;
+		c->io.iovcnt = t->iovcnt;
+		return SR_OK;
+	}
+	for (int i = 0; i < t->iovcnt && left; i++) {
+		need++;
+		left -= t->iov[i].iov_len < left ? t->iov[i].iov_len : left;
+	}
+	if (left)
+		return SR_INTERNAL_ERROR; /* the transport gave less room than it announced */
+	need += extra ? 1 : 0;
+	if (need <= (int)(sizeof(c->iov_small) / sizeof(c->iov_small[0]))) {
+		c->iov = c->iov_small;
+	} else {
+		c->iov = calloc((size_t)need, sizeof(*c->iov));
+		if (!c->iov)
+			return SR_NO_MEMORY;
+	}
+	n = sbc_iov_slice(t, 0, bytes, c->iov, need);
+	if (extra) {
+		c->tail = malloc(extra);
+		if (!c->tail)
+			return SR_NO_MEMORY;
+		c->iov[n].iov_base = c->tail;
+		c->iov[n].iov_len = extra;
+		n++;
+	}
+	c->io.iov = c->iov;
+	c->io.iovcnt = n;
+	return SR_OK;
+}
+
+enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool write, bool excl)
+{
+	struct scsi_dev *dev = t->core.dev;
+	uint32_t bsz = dev->block_size;
+	uint64_t bytes, io_len;
+	struct sbc_cmd *c;
+	enum scsi_sr sr;
+
+	scsi_xfer_wanted(t, (uint64_t)cdb->nblocks * bsz);
+	bytes = scsi_xfer_len(t);
+	if (t->dir != (write ? SCSI_DIR_WRITE : SCSI_DIR_READ))
+		bytes = 0; /* no buffer in the direction this command moves data */
+	if (write) {
+		bytes -= bytes % bsz;
+		io_len = bytes;
+	} else {
+		io_len = (bytes + bsz - 1) / bsz * bsz;
+	}
+	if (!io_len)
+		return SR_OK;
+
+	c = sbc_cmd_new(t);
+	if (!c)
+		return SR_NO_MEMORY;
+	c->io.op = write ? BS_WRITE : BS_READ;
+	c->io.off = cdb->lba * bsz;
+	c->io.len = io_len;
+	c->io.fua = write && sbc_write_durable(dev, cdb->fua);
+	c->io.cb = rw_done;
+	sr = build_iov(c, bytes, io_len - bytes);
+	if (sr != SR_OK) {
+		sbc_cmd_free(c);
+		return sr;
+	}
+	if (sbc_range_lock(c, cdb->lba, io_len / bsz, excl, rw_submit))
+		rw_submit(c);
+	/* c and t may be gone already: the I/O can complete before submit returns */
+	return SR_ASYNC;
+}
+
+enum scsi_sr sbc_read(struct scsi_task *t)
+{
+	struct sbc_cdb c;
+	enum scsi_sr sr;
+
+	sbc_decode(t, &c);
+	sr = sbc_check_xfer(t, &c);
+	if (sr != SR_OK)
+		return sr;
+	return sbc_rw_start(t, &c, false, false);
+}
+
+enum scsi_sr sbc_write(struct scsi_task *t)
+{
+	struct sbc_cdb c;
+	enum scsi_sr sr;
+
+	sbc_decode(t, &c);
+	sr = sbc_check_xfer(t, &c);
+	if (sr != SR_OK)
+		return sr;
+	return sbc_rw_start(t, &c, true, false);
+}
