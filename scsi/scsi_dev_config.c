@@ -42,7 +42,7 @@ struct cfg {
 	struct backstore *bs;
 	struct scsi_dev_params *p;
 	struct diag *d;
-	bool have_size, have_size_mb, have_thin;
+	bool have_size, have_size_mb, have_thin, have_filename;
 	uint64_t size, size_mb;
 	int size_line, size_mb_line;
 };
@@ -67,13 +67,16 @@ static void bad(struct cfg *c, const struct utgt_attr *a, const char *why, ...)
 static void bad(struct cfg *c, const struct utgt_attr *a, const char *why, ...)
 {
 	char msg[256];
+	const char *v = a->value ? a->value : "";
+	int vlen = (int)strlen(v);
 	va_list ap;
 
 	va_start(ap, why);
 	vsnprintf(msg, sizeof(msg), why, ap);
 	va_end(ap);
-	diag_error(c->d, a->line, "%s %s: bad value '%s': %s", a->key,
-		   c->p->name[0] ? c->p->name : "", a->value ? a->value : "", msg);
+	/* echo at most 60 characters of the value */
+	diag_error(c->d, a->line, "DEVICE %s: bad %s '%.*s%s': %s", c->p->name, a->key,
+		   vlen > 60 ? 57 : vlen, v, vlen > 60 ? "..." : "", msg);
 }
 
 static bool get_bool(struct cfg *c, const struct utgt_attr *a, bool *out)
@@ -100,13 +103,14 @@ static bool get_ident(struct cfg *c, const struct utgt_attr *a, char *out, size_
 			return false;
 		}
 	}
-	if (out)
-		snprintf(out, outsz, "%s", a->value);
+	if (out && n < outsz)
+		memcpy(out, a->value, n + 1);
 	return true;
 }
 
 static bool set_filename(struct cfg *c, const struct utgt_attr *a)
 {
+	c->have_filename = true;
 	if (!a->value[0]) {
 		bad(c, a, "empty");
 		return false;
@@ -449,7 +453,7 @@ static void finish(struct cfg *c, int dev_line)
 			   "%s: size %llu is smaller than one %u-byte block", c->p->name,
 			   (unsigned long long)size, c->bs->block_size);
 	c->bs->size = size;
-	if ((c->hmask & H_DISK) && !c->bs->filename[0])
+	if ((c->hmask & H_DISK) && !c->have_filename)
 		diag_error(c->d, dev_line, "DEVICE %s: %s needs a filename", c->p->name, c->handler);
 	if (c->hmask == H_RAM && !size)
 		diag_error(c->d, dev_line, "DEVICE %s: ramdisk needs size or size_mb", c->p->name);
