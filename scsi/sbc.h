@@ -90,6 +90,8 @@ void sbc_range_lock_wait(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl)
  * scsi_rangelock_destroy() waits for it. */
 void sbc_rangelock_hold(struct scsi_dev *dev);
 void sbc_rangelock_unhold(struct scsi_dev *dev);
+/* Commands parked waiting for a range (tests observe queueing through this). */
+unsigned sbc_rangelock_waiters(struct scsi_dev *dev);
 
 /* Lock [lba, lba+n), then run `work` on a core worker; the lock is released and the context
  * freed after work returns, and work's result completes the task.  For the handler to return. */

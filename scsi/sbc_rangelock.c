@@ -244,3 +244,15 @@ void sbc_rangelock_unhold(struct scsi_dev *dev)
 	pthread_cond_broadcast(&rl->cv);
 	pthread_mutex_unlock(&rl->mu);
 }
+
+unsigned sbc_rangelock_waiters(struct scsi_dev *dev)
+{
+	struct scsi_rangelock *rl = dev->rl;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&rl->mu);
+	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl_next)
+		n++;
+	pthread_mutex_unlock(&rl->mu);
+	return n;
+}

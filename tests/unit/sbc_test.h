@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "scsi/sbc.h"
 #include "tests/unit/scsi_harness.h"
 
 #define FX_BLOCKS 8192u /* 4 MiB at 512 bytes */
@@ -297,6 +298,91 @@ static const struct backstore_ops spy_ops = {
 	.submit = spy_submit,
 };
 
+/* A ramdisk that can park the next I/O of one kind (READ, WRITE, ...) until released, and
+ * logs the order in which I/Os reach it: for deterministic ordering tests. */
+struct gate_log {
+	enum bs_op op;
+	uint64_t off;
+	uint8_t first; /* first data byte of a write */
+};
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int armed;            /* op to park, or -1 */
+	struct bs_io *parked[8];
+	int nparked;
+	struct backstore *bs;
+	struct gate_log log[256];
+	atomic_int nlog;
+} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, {0}, 0, NULL, {{0}}, 0};
+
+static inline void gate_submit(struct backstore *bs, struct bs_io *io)
+{
+	int i = atomic_fetch_add(&gate.nlog, 1);
+
+	if (i < 256) {
+		gate.log[i].op = io->op;
+		gate.log[i].off = io->off;
+		gate.log[i].first = io->iovcnt ? *(uint8_t *)io->iov[0].iov_base : 0;
+	}
+	pthread_mutex_lock(&gate.mu);
+	gate.bs = bs;
+	if ((int)io->op == gate.armed && gate.nparked < 8) {
+		gate.parked[gate.nparked++] = io;
+		gate.armed = -1; /* one-shot */
+		pthread_cond_broadcast(&gate.cv);
+		pthread_mutex_unlock(&gate.mu);
+		return;
+	}
+	pthread_mutex_unlock(&gate.mu);
+	bs_ramdisk_ops.submit(bs, io);
+}
+
+static inline void gate_arm(enum bs_op op)
+{
+	pthread_mutex_lock(&gate.mu);
+	gate.armed = (int)op;
+	pthread_mutex_unlock(&gate.mu);
+}
+
+/* Wait (bounded) until an I/O is parked. */
+static inline bool gate_wait_parked(double secs)
+{
+	struct timespec ts;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)secs + 1;
+	pthread_mutex_lock(&gate.mu);
+	while (!gate.nparked)
+		if (pthread_cond_timedwait(&gate.cv, &gate.mu, &ts))
+			break;
+	ok = gate.nparked > 0;
+	pthread_mutex_unlock(&gate.mu);
+	return ok;
+}
+
+static inline void gate_release(void)
+{
+	struct bs_io *io[8];
+	int n;
+
+	pthread_mutex_lock(&gate.mu);
+	n = gate.nparked;
+	memcpy(io, gate.parked, sizeof(io));
+	gate.nparked = 0;
+	pthread_mutex_unlock(&gate.mu);
+	for (int i = 0; i < n; i++)
+		bs_ramdisk_ops.submit(gate.bs, io[i]);
+}
+
+static const struct backstore_ops gate_ops = {
+	.name = "gate",
+	.open = spy_open,
+	.close = spy_close,
+	.submit = gate_submit,
+};
+
 /* An LU on a store with the given ops (not in the registry). */
 static inline void fx_init_ops(struct sbc_fx *fx, const struct backstore_ops *ops)
 {
@@ -307,6 +393,9 @@ static inline void fx_init_ops(struct sbc_fx *fx, const struct backstore_ops *op
 	memset(fx, 0, sizeof(*fx));
 	memset(&p, 0, sizeof(p));
 	memset(&spy, 0, sizeof(spy));
+	gate.armed = -1;
+	gate.nparked = 0;
+	atomic_store(&gate.nlog, 0);
 	snprintf(p.name, sizeof(p.name), "%s", ops->name);
 	b->ops = ops;
 	b->size = (uint64_t)FX_BLOCKS * 512;
@@ -354,6 +443,48 @@ static inline struct th_result fx_exec_iov(struct sbc_fx *fx, const uint8_t *cdb
 	r.aborted = t->aborted;
 	free(t);
 	return r;
+}
+
+/* ---- a command on its own thread, for tests that need several in flight ---- */
+
+struct fx_job {
+	struct sbc_fx *fx;
+	uint8_t cdb[16];
+	enum scsi_data_dir dir;
+	void *buf;
+	uint32_t len;
+	uint64_t tag;
+	struct th_result r;
+	pthread_t th;
+};
+
+static inline void *fx_job_main(void *arg)
+{
+	struct fx_job *j = arg;
+
+	j->r = th_exec_attr(&j->fx->n, 0, j->cdb, cdb_len_of(j->cdb[0]), j->dir, j->buf, j->len,
+			    SCSI_ATTR_SIMPLE, j->tag);
+	return NULL;
+}
+
+static inline void fx_job_start(struct fx_job *j, struct sbc_fx *fx, const uint8_t *cdb,
+				enum scsi_data_dir dir, void *buf, uint32_t len)
+{
+	static atomic_ulong tags = 1000;
+
+	j->fx = fx;
+	memcpy(j->cdb, cdb, 16);
+	j->dir = dir;
+	j->buf = buf;
+	j->len = len;
+	j->tag = atomic_fetch_add(&tags, 1);
+	cr_assert_eq(pthread_create(&j->th, NULL, fx_job_main, j), 0);
+}
+
+static inline struct th_result fx_job_join(struct fx_job *j)
+{
+	pthread_join(j->th, NULL);
+	return j->r;
 }
 
 /* ---- time ---- */

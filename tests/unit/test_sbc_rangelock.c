@@ -1,0 +1,264 @@
+/* The LU range lock: the lock itself (grants, FIFO fairness, resumes), then its effect on real
+ * commands, made deterministic with a store that parks one I/O until released: a WRITE waits
+ * for a COMPARE AND WRITE holding its block, a COMPARE AND WRITE waits for a WRITE in flight,
+ * later shared requests queue behind a waiting exclusive one, disjoint ranges never wait, and a
+ * parked task can be aborted by ABORT TASK. */
+#include "tests/unit/sbc_test.h"
+
+/* ---- the lock on its own ---- */
+
+static int order[16], norder;
+
+static void note_resume(struct sbc_cmd *c)
+{
+	order[norder++] = (int)(intptr_t)c->work;
+}
+
+static struct sbc_cmd *mk(struct scsi_dev *dev, int id)
+{
+	struct sbc_cmd *c = calloc(1, sizeof(*c));
+
+	c->dev = dev;
+	c->work = (scsi_handler_fn)(intptr_t)id; /* just a tag for note_resume */
+	return c;
+}
+
+static void drop(struct sbc_cmd *c)
+{
+	c->work = NULL;
+	sbc_cmd_free(c);
+}
+
+SBC_TEST(rangelock, shared_requests_share)
+{
+	struct sbc_cmd *a = mk(fx->dev, 1), *b = mk(fx->dev, 2);
+
+	cr_assert(sbc_range_lock(a, 0, 10, false, note_resume));
+	cr_assert(sbc_range_lock(b, 5, 10, false, note_resume));
+	drop(a);
+	drop(b);
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 0);
+}
+
+SBC_TEST(rangelock, exclusive_waits_for_overlap_and_resumes_on_release)
+{
+	struct sbc_cmd *s = mk(fx->dev, 1), *x = mk(fx->dev, 2), *y = mk(fx->dev, 3);
+
+	norder = 0;
+	cr_assert(sbc_range_lock(s, 100, 8, false, note_resume));
+	cr_assert_not(sbc_range_lock(x, 107, 1, true, note_resume), "overlaps the shared holder");
+	cr_assert(sbc_range_lock(y, 108, 1, true, note_resume), "disjoint: granted");
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 1);
+	cr_assert_eq(norder, 0);
+	drop(s);
+	cr_assert_eq(norder, 1);
+	cr_assert_eq(order[0], 2);
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 0);
+	drop(x);
+	drop(y);
+}
+
+SBC_TEST(rangelock, waiting_exclusive_is_not_overtaken)
+{
+	struct sbc_cmd *s1 = mk(fx->dev, 1), *x = mk(fx->dev, 2), *s2 = mk(fx->dev, 3),
+		       *s3 = mk(fx->dev, 4);
+
+	norder = 0;
+	cr_assert(sbc_range_lock(s1, 0, 4, false, note_resume));
+	cr_assert_not(sbc_range_lock(x, 0, UINT64_MAX, true, note_resume)); /* whole LU */
+	/* a shared request overlapping the waiting exclusive one queues behind it... */
+	cr_assert_not(sbc_range_lock(s2, 50, 1, false, note_resume));
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 2);
+	drop(s1);
+	/* ...and is granted only after the exclusive one */
+	cr_assert_eq(norder, 1);
+	cr_assert_eq(order[0], 2);
+	cr_assert_not(sbc_range_lock(s3, 9, 1, false, note_resume));
+	drop(x);
+	cr_assert_eq(norder, 3);
+	cr_assert_eq(order[1], 3);
+	cr_assert_eq(order[2], 4);
+	drop(s2);
+	drop(s3);
+}
+
+SBC_TEST(rangelock, exclusive_against_exclusive)
+{
+	struct sbc_cmd *a = mk(fx->dev, 1), *b = mk(fx->dev, 2), *c = mk(fx->dev, 3);
+
+	norder = 0;
+	cr_assert(sbc_range_lock(a, 10, 1, true, note_resume));
+	cr_assert_not(sbc_range_lock(b, 10, 1, true, note_resume));
+	cr_assert_not(sbc_range_lock(c, 0, 11, false, note_resume));
+	drop(a);
+	cr_assert_eq(norder, 1);
+	cr_assert_eq(order[0], 2);
+	drop(b);
+	cr_assert_eq(norder, 2);
+	cr_assert_eq(order[1], 3);
+	drop(c);
+}
+
+/* ---- with commands ---- */
+
+static void caw_cdb(uint8_t *c, uint64_t lba, uint8_t n)
+{
+	memset(c, 0, 16);
+	c[0] = 0x89;
+	put_be64(c + 2, lba);
+	c[13] = n;
+}
+
+static void caw_buf(uint8_t *b, uint8_t expect, uint8_t now)
+{
+	memset(b, expect, 512);
+	memset(b + 512, now, 512);
+}
+
+Test(rangelock, write_waits_for_compare_and_write)
+{
+	struct sbc_fx fx;
+	struct fx_job caw, wr;
+	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
+	int nlog;
+
+	fx_init_ops(&fx, &gate_ops);
+	caw_cdb(cc, 3, 1);
+	caw_buf(cbuf, 0, 'C');
+	gate_arm(BS_READ); /* park COMPARE AND WRITE's read: it then holds block 3 exclusively */
+	fx_job_start(&caw, &fx, cc, SCSI_DIR_WRITE, cbuf, 1024);
+	cr_assert(gate_wait_parked(5), "COMPARE AND WRITE never read");
+
+	memset(wbuf, 'W', 512);
+	cdb10(wc, 0x2a, 0, 3, 1);
+	fx_job_start(&wr, &fx, wc, SCSI_DIR_WRITE, wbuf, 512);
+	for (double end = fx_now() + 5; sbc_rangelock_waiters(fx.dev) == 0 && fx_now() < end;)
+		usleep(1000);
+	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 1, "the WRITE is not waiting for the lock");
+	nlog = atomic_load(&gate.nlog);
+	for (int i = 0; i < nlog; i++)
+		cr_assert_neq(gate.log[i].op, BS_WRITE, "a write reached the store too early");
+
+	gate_release();
+	cr_assert_eq(fx_job_join(&caw).status, SAM_STAT_GOOD);
+	cr_assert_eq(fx_job_join(&wr).status, SAM_STAT_GOOD);
+	/* order at the store: CAW's read, CAW's write, then the WRITE */
+	nlog = atomic_load(&gate.nlog);
+	cr_assert_eq(nlog, 3);
+	cr_assert_eq(gate.log[0].op, BS_READ);
+	cr_assert_eq(gate.log[1].op, BS_WRITE);
+	cr_assert_eq(gate.log[1].first, 'C');
+	cr_assert_eq(gate.log[2].op, BS_WRITE);
+	cr_assert_eq(gate.log[2].first, 'W');
+	fx_expect(&fx, 3, 1, 'W');
+	fx_fini(&fx);
+}
+
+Test(rangelock, compare_and_write_waits_for_write_in_flight)
+{
+	struct sbc_fx fx;
+	struct fx_job caw, wr;
+	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
+
+	fx_init_ops(&fx, &gate_ops);
+	memset(wbuf, 'W', 512);
+	cdb10(wc, 0x2a, 0, 7, 1);
+	gate_arm(BS_WRITE);
+	fx_job_start(&wr, &fx, wc, SCSI_DIR_WRITE, wbuf, 512);
+	cr_assert(gate_wait_parked(5));
+
+	/* expects the WRITE's data: only true if it waits for the WRITE to finish */
+	caw_cdb(cc, 7, 1);
+	caw_buf(cbuf, 'W', 'C');
+	fx_job_start(&caw, &fx, cc, SCSI_DIR_WRITE, cbuf, 1024);
+	for (double end = fx_now() + 5; sbc_rangelock_waiters(fx.dev) == 0 && fx_now() < end;)
+		usleep(1000);
+	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 1);
+	cr_assert_eq(atomic_load(&gate.nlog), 1, "COMPARE AND WRITE read before the WRITE ended");
+
+	gate_release();
+	cr_assert_eq(fx_job_join(&wr).status, SAM_STAT_GOOD);
+	cr_assert_eq(fx_job_join(&caw).status, SAM_STAT_GOOD);
+	fx_expect(&fx, 7, 1, 'C');
+	fx_fini(&fx);
+}
+
+Test(rangelock, disjoint_ranges_do_not_wait)
+{
+	struct sbc_fx fx;
+	struct fx_job wr;
+	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
+	struct th_result r;
+
+	fx_init_ops(&fx, &gate_ops);
+	memset(wbuf, 'W', 512);
+	cdb10(wc, 0x2a, 0, 0, 1);
+	gate_arm(BS_WRITE);
+	fx_job_start(&wr, &fx, wc, SCSI_DIR_WRITE, wbuf, 512);
+	cr_assert(gate_wait_parked(5));
+	caw_cdb(cc, 1, 1);
+	caw_buf(cbuf, 0, 'C');
+	r = fx_exec(&fx, cc, SCSI_DIR_WRITE, cbuf, 1024); /* completes while the WRITE is parked */
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	gate_release();
+	cr_assert_eq(fx_job_join(&wr).status, SAM_STAT_GOOD);
+	fx_expect(&fx, 0, 1, 'W');
+	fx_expect(&fx, 1, 1, 'C');
+	fx_fini(&fx);
+}
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+} tmfw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+
+static void tmf_done(struct scsi_tmf *tmf)
+{
+	(void)tmf;
+	pthread_mutex_lock(&tmfw.mu);
+	tmfw.done = true;
+	pthread_cond_signal(&tmfw.cv);
+	pthread_mutex_unlock(&tmfw.mu);
+}
+
+Test(rangelock, parked_task_can_be_aborted)
+{
+	struct sbc_fx fx;
+	struct fx_job caw, wr;
+	struct scsi_tmf tmf;
+	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
+
+	fx_init_ops(&fx, &gate_ops);
+	memset(wbuf, 'W', 512);
+	cdb10(wc, 0x2a, 0, 9, 1);
+	gate_arm(BS_WRITE);
+	fx_job_start(&wr, &fx, wc, SCSI_DIR_WRITE, wbuf, 512);
+	cr_assert(gate_wait_parked(5));
+	caw_cdb(cc, 9, 1);
+	caw_buf(cbuf, 'W', 'C');
+	fx_job_start(&caw, &fx, cc, SCSI_DIR_WRITE, cbuf, 1024);
+	for (double end = fx_now() + 5; sbc_rangelock_waiters(fx.dev) == 0 && fx_now() < end;)
+		usleep(1000);
+	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 1);
+
+	memset(&tmf, 0, sizeof(tmf));
+	tmf.fn = SCSI_TMF_ABORT_TASK;
+	tmf.lun = 0;
+	tmf.ref_tag = caw.tag;
+	tmf.nexus = &fx.n.nx;
+	tmf.done = tmf_done;
+	tmfw.done = false;
+	scsi_tmf_execute(&tmf);
+	pthread_mutex_lock(&tmfw.mu);
+	while (!tmfw.done)
+		pthread_cond_wait(&tmfw.cv, &tmfw.mu);
+	pthread_mutex_unlock(&tmfw.mu);
+	cr_assert(fx_job_join(&caw).aborted, "the parked COMPARE AND WRITE was not aborted");
+	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 0);
+
+	gate_release();
+	cr_assert_eq(fx_job_join(&wr).status, SAM_STAT_GOOD);
+	fx_expect(&fx, 9, 1, 'W'); /* the aborted COMPARE AND WRITE wrote nothing */
+	fx_fini(&fx);
+}
