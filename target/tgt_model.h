@@ -21,6 +21,8 @@ const char *tgt_attr_get(const struct tgt_attrs *as, const char *key);
 /* Every value of a repeatable key (listen, IncomingUser, allowed_portal), in file order. */
 unsigned tgt_attr_get_all(const struct tgt_attrs *as, const char *key, const char **vals,
 			  unsigned max);
+/* The last attribute named key (with its line), or NULL. */
+const struct utgt_attr *tgt_attr_find(const struct tgt_attrs *as, const char *key);
 
 struct tgt_device {
 	char name[64];
@@ -55,9 +57,10 @@ struct tgt_driver;
 struct tgt_target {
 	char name[224];
 	struct tgt_driver *driver;
-	bool enabled;
+	bool enabled;   /* SCST semantics: off unless "enabled 1" (copy_manager: always on) */
 	bool hw_target; /* HW_TARGET keyword */
-	uint16_t rel_tgt_id;
+	uint16_t rel_tgt_id; /* explicit, or the lowest free one assigned at load (SCST does too) */
+	int rel_tgt_id_line; /* where it was set; 0 when assigned automatically */
 	struct tgt_attrs attrs; /* transport attributes (iSCSI keys, CHAP users, allowed_portal) */
 	struct tgt_lun *luns;   /* the target's default LUN set */
 	unsigned nluns;
@@ -67,14 +70,45 @@ struct tgt_target {
 	struct scsi_lun_table table;
 };
 
+struct tgt_transport;
+
 struct tgt_driver {
 	char name[32];
 	bool known;   /* one we serve: iscsi, ib_srpt, iser, copy_manager, tcmu */
-	bool enabled;
+	bool enabled; /* on unless "enabled 0" at driver level */
+	const struct tgt_transport *transport; /* NULL: unknown driver or not in this build */
 	struct tgt_attrs attrs; /* driver-level: listen, IncomingUser for discovery, ... */
 	struct tgt_target *targets;
 	unsigned ntargets;
 	int line;
+};
+
+/* DEVICE_GROUP as written (names, lines) next to the scsi_alua_group the core uses. */
+struct tgt_tg_target {
+	char name[224];
+	uint16_t rel_tgt_id;
+	const struct tgt_target *local; /* NULL: a target on another node (H.A. setups) */
+	struct tgt_attrs attrs;
+	int line;
+};
+
+struct tgt_target_group {
+	char name[64];
+	struct tgt_tg_target *targets;
+	unsigned ntargets;
+	struct tgt_attrs attrs; /* group_id, state, preferred, comment */
+	int line;
+};
+
+struct tgt_device_group {
+	char name[64];
+	struct tgt_device **devices;
+	unsigned ndevices;
+	struct tgt_target_group *tgroups;
+	unsigned ntgroups;
+	struct tgt_attrs attrs;
+	int line;
+	struct scsi_alua_group *alua; /* &cfg->alua_groups[i] for device_groups[i] */
 };
 
 struct tgt_config {
@@ -85,7 +119,10 @@ struct tgt_config {
 	unsigned ndrivers;
 	struct scsi_alua_group *alua_groups; /* DEVICE_GROUP blocks, resolved */
 	unsigned nalua_groups;
+	struct tgt_device_group *device_groups; /* the same blocks as written; nalua_groups long */
 	struct tgt_attrs globals; /* top-level attributes (setup_id, max_tasklet_cmd, ...) */
+	struct tgt_attrs handler_attrs; /* HANDLER-level attributes (trace_level), all handlers */
+	void *arena; /* private: every string and array above lives here */
 };
 
 /* Parse and validate; errors and warnings go to d with FILE:LINE.  NULL when d->errors. */
@@ -94,11 +131,17 @@ struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *na
 /* Open every device's backstore (start, or --check=full). */
 int tgt_config_open_devices(struct tgt_config *cfg, struct diag *d);
 void tgt_config_free(struct tgt_config *cfg);
-/* Print the resolved configuration (what --check shows). */
+/* Print the resolved configuration (what --check shows) in scst.conf syntax: loading the
+ * output gives the same model. */
 void tgt_config_print(const struct tgt_config *cfg, FILE *out);
+enum {
+	TGT_PRINT_MASK_SECRETS = 1 << 0, /* CHAP secrets (IncomingUser/OutgoingUser) as ******** */
+};
+void tgt_config_print_opts(const struct tgt_config *cfg, FILE *out, unsigned flags);
 
 const struct tgt_driver *tgt_config_driver(const struct tgt_config *cfg, const char *name);
 const struct tgt_target *tgt_driver_target(const struct tgt_driver *drv, const char *name);
+const struct tgt_device *tgt_config_device(const struct tgt_config *cfg, const char *name);
 
 /* ACL: the LUN set initiator `iname` sees on target t (SCST rules: the first GROUP whose
  * INITIATOR patterns match, else the target's own LUNs).  Never NULL; may be empty. */
@@ -106,7 +149,12 @@ const struct scsi_lun_table *tgt_acl_resolve(const struct tgt_target *t, const c
 /* SCST wildcard match: '*', '?', and a leading '!' negates. */
 bool tgt_wildcard_match(const char *pattern, const char *name);
 
-/* A front end utgtd can start for a TARGET_DRIVER block. */
+/* A front end utgtd can start for a TARGET_DRIVER block.  A transport exports one of these as
+ * `const struct tgt_transport <x>_transport` (iscsi_transport, srpt_transport,
+ * iser_transport, tcmu_transport); target/tgt_transport.c finds it by driver name.
+ * Attributes in neither list, nor generic (enabled, rel_tgt_id, comment), nor known to SCST's
+ * kernel, are config errors; SCST-only ones are warnings.  start() is called once per enabled
+ * driver with the whole config; it serves the driver's enabled targets. */
 struct tgt_transport {
 	const char *driver;              /* "iscsi" */
 	const char *const *driver_attrs; /* accepted driver-level attributes, NULL-terminated */
@@ -117,5 +165,7 @@ struct tgt_transport {
 	void (*stop)(void); /* drain in-flight I/O and close every connection */
 };
 const struct tgt_transport *tgt_transport_find(const char *driver);
+/* Whether utgt serves this TARGET_DRIVER name at all (built or not). */
+bool tgt_driver_is_known(const char *driver);
 
 #endif

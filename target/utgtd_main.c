@@ -1,0 +1,429 @@
+/* utgtd: load scst.conf, open the logical units, start the front ends, serve until SIGTERM.
+ *
+ *   utgtd --check[=full] -c FILE   validate (full: also open every backing store), print the
+ *                                  resolved configuration; exit 0 usable, 1 not
+ *   utgtd [-f] -c FILE             run (daemon unless -f); SIGTERM/SIGINT: stop the
+ *                                  transports (they drain in-flight I/O), flush every LU, exit
+ *
+ * Signals are blocked in every thread and read from a signalfd in the main loop, which is also
+ * where an admin socket will plug in (one more fd in the poll set). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scsi/backstore/backstore.h"
+#include "scsi/scsi_dev.h"
+#include "scsi/scsi_task.h"
+#include "target/tgt_log.h"
+#include "target/tgt_model.h"
+
+#define UTGTD_VERSION "0.1.0"
+#define DEFAULT_CONFIG "/etc/utgt/scst.conf"
+#define DEFAULT_WORKERS 4
+
+enum check_mode { CHECK_NONE, CHECK_BASIC, CHECK_FULL };
+
+struct opts {
+	const char *config;
+	enum check_mode check;
+	bool foreground;
+	const char *pid_file;
+	unsigned workers;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: utgtd [options]\n"
+		"  -c, --config FILE     scst.conf to load (default " DEFAULT_CONFIG ")\n"
+		"      --check[=full]    validate FILE and print the resolved configuration;\n"
+		"                        'full' also opens every backing store\n"
+		"  -f, --foreground      stay in the foreground and log to stderr\n"
+		"  -p, --pid-file FILE   write the daemon's pid to FILE\n"
+		"  -w, --workers N       SCSI core worker threads (default %d)\n"
+		"  -V, --version         print the version\n"
+		"  -h, --help            this help\n"
+		"Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
+		DEFAULT_WORKERS);
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"check", optional_argument, NULL, 'C'},
+		{"foreground", no_argument, NULL, 'f'},
+		{"pid-file", required_argument, NULL, 'p'},
+		{"workers", required_argument, NULL, 'w'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	uint64_t v;
+
+	*o = (struct opts){.config = DEFAULT_CONFIG, .workers = DEFAULT_WORKERS};
+	while ((c = getopt_long(argc, argv, "c:fp:w:Vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'C':
+			if (!optarg) {
+				o->check = CHECK_BASIC;
+			} else if (!strcmp(optarg, "full")) {
+				o->check = CHECK_FULL;
+			} else {
+				fprintf(stderr, "utgtd: --check takes no value or '=full', not '%s'\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'f':
+			o->foreground = true;
+			break;
+		case 'p':
+			o->pid_file = optarg;
+			break;
+		case 'w':
+			if (!parse_u64(optarg, &v) || v == 0 || v > 256) {
+				fprintf(stderr, "utgtd: --workers wants 1..256, not '%s'\n", optarg);
+				return 1;
+			}
+			o->workers = (unsigned)v;
+			break;
+		case 'V':
+			printf("utgtd %s\n", UTGTD_VERSION);
+			return -1;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "utgtd: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	return 0;
+}
+
+static unsigned count_targets(const struct tgt_config *cfg)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < cfg->ndrivers; i++)
+		n += cfg->drivers[i].ntargets;
+	return n;
+}
+
+static void summary(const struct opts *o, const struct diag *d, const struct tgt_config *cfg)
+{
+	if (cfg)
+		fprintf(stderr, "%s: configuration OK: %u device(s), %u target driver(s), %u target(s); "
+				"%d warning(s)\n",
+			o->config, cfg->ndevices, cfg->ndrivers, count_targets(cfg), d->warnings);
+	else
+		fprintf(stderr, "%s: %d error(s), %d warning(s)\n", o->config, d->errors,
+			d->warnings);
+}
+
+static int run_check(const struct opts *o)
+{
+	struct diag d = {.file = o->config};
+	struct tgt_config *cfg = tgt_config_load(o->config, &d);
+
+	if (cfg && o->check == CHECK_FULL && tgt_config_open_devices(cfg, &d) != 0) {
+		tgt_config_free(cfg);
+		cfg = NULL;
+	}
+	if (cfg)
+		tgt_config_print_opts(cfg, stdout, TGT_PRINT_MASK_SECRETS);
+	fflush(stdout);
+	summary(o, &d, cfg);
+	tgt_config_free(cfg);
+	return cfg ? 0 : 1;
+}
+
+/* ---- running ---- */
+
+/* Fork into the background; the parent exits only once the daemon says it is serving (0) or
+ * has failed (1), so `utgtd -c FILE && next-step` is reliable.  Returns the fd to report on. */
+static int daemonize(void)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		tgt_log(LOG_ERR, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		tgt_log(LOG_ERR, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		char c = '1';
+		ssize_t r;
+		close(p[1]);
+		do
+			r = read(p[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		_exit(r == 1 && c == '0' ? 0 : 1);
+	}
+	close(p[0]);
+	if (setsid() < 0)
+		tgt_log(LOG_WARNING, "setsid: %s", strerror(errno));
+	pid = fork(); /* not a session leader: can never reacquire a terminal */
+	if (pid < 0) {
+		tgt_log(LOG_ERR, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		_exit(0);
+	return p[1];
+}
+
+static void report_ready(int *fd, bool ok)
+{
+	if (*fd < 0)
+		return;
+	ssize_t r = write(*fd, ok ? "0" : "1", 1);
+	(void)r;
+	close(*fd);
+	*fd = -1;
+}
+
+/* The pid file is locked for the daemon's lifetime, so a second utgtd on it fails cleanly. */
+static int write_pid_file(const char *path, char *abs, size_t abslen)
+{
+	char buf[32];
+	int fd;
+
+	if (path[0] == '/') {
+		snprintf(abs, abslen, "%s", path);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd))) {
+			tgt_log(LOG_ERR, "getcwd: %s", strerror(errno));
+			return -1;
+		}
+		snprintf(abs, abslen, "%s/%s", cwd, path);
+	}
+	fd = open(abs, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		tgt_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		tgt_log(LOG_ERR, "pid file %s is locked: another utgtd is running", abs);
+		close(fd);
+		return -1;
+	}
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || write(fd, buf, (size_t)n) != n) {
+		tgt_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct running {
+	const struct tgt_transport *started[16];
+	const char *names[16];
+	unsigned nstarted;
+};
+
+static void stop_transports(struct running *r)
+{
+	while (r->nstarted > 0) {
+		unsigned i = --r->nstarted;
+		tgt_log(LOG_INFO, "driver %s: stopping", r->names[i]);
+		r->started[i]->stop();
+	}
+}
+
+static int start_transports(const struct tgt_config *cfg, struct running *r)
+{
+	for (unsigned i = 0; i < cfg->ndrivers; i++) {
+		const struct tgt_driver *drv = &cfg->drivers[i];
+		char err[256] = "";
+
+		if (!drv->known) {
+			tgt_log(LOG_NOTICE, "driver %s: unknown to utgt; skipped", drv->name);
+			continue;
+		}
+		if (!drv->enabled) {
+			tgt_log(LOG_NOTICE, "driver %s: disabled (enabled 0); skipped", drv->name);
+			continue;
+		}
+		if (!drv->transport) {
+			tgt_log(LOG_NOTICE, "driver %s: not served by this build; skipped", drv->name);
+			continue;
+		}
+		if (r->nstarted == sizeof(r->started) / sizeof(r->started[0])) {
+			tgt_log(LOG_ERR, "driver %s: too many transports", drv->name);
+			return -1;
+		}
+		if (drv->transport->start(cfg, drv, err, sizeof(err)) != 0) {
+			tgt_log(LOG_ERR, "driver %s: %s", drv->name, err[0] ? err : "start failed");
+			return -1;
+		}
+		r->started[r->nstarted] = drv->transport;
+		r->names[r->nstarted++] = drv->name;
+		tgt_log(LOG_INFO, "driver %s: started (%u target(s))", drv->name, drv->ntargets);
+	}
+	return 0;
+}
+
+/* Make everything acknowledged so far durable before exiting. */
+static int flush_devices(const struct tgt_config *cfg)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < cfg->ndevices; i++) {
+		struct scsi_dev *dev = cfg->devices[i].dev;
+		struct bs_io io = {.op = BS_FLUSH};
+		enum bs_status st;
+
+		if (!dev || !dev->open || !dev->bs)
+			continue;
+		st = bs_submit_sync(dev->bs, &io);
+		if (st != BS_OK && st != BS_ENOTSUP) {
+			tgt_log(LOG_ERR, "DEVICE %s: flush failed (backstore status %d)",
+				cfg->devices[i].name, (int)st);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* Serve until SIGTERM/SIGINT.  The admin socket will be another entry in fds[]. */
+static void main_loop(int sfd)
+{
+	struct pollfd fds[1] = {{.fd = sfd, .events = POLLIN}};
+
+	for (;;) {
+		struct signalfd_siginfo si;
+		int n = poll(fds, 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tgt_log(LOG_ERR, "poll: %s", strerror(errno));
+			return;
+		}
+		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			tgt_log(LOG_NOTICE, "SIGHUP: configuration reload is not supported; "
+					    "running configuration unchanged");
+			continue;
+		}
+		tgt_log(LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
+		return;
+	}
+}
+
+static int run_daemon(const struct opts *o)
+{
+	struct diag d = {.file = o->config};
+	struct running r = {0};
+	struct tgt_config *cfg = NULL;
+	char pid_path[PATH_MAX + 256] = "";
+	int ready = -1, pid_fd = -1, sfd = -1, rc = 1;
+	bool core = false;
+	sigset_t sigs;
+
+	if (!o->foreground && (ready = daemonize()) < 0)
+		return 1;
+	cfg = tgt_config_load(o->config, &d);
+	if (!cfg) {
+		summary(o, &d, NULL);
+		goto out;
+	}
+	if (tgt_config_open_devices(cfg, &d) != 0) {
+		summary(o, &d, NULL);
+		goto out;
+	}
+	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
+		goto out;
+	/* blocked before any thread exists, so every thread inherits the mask */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sfd < 0) {
+		tgt_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (scsi_core_init(o->workers) != 0) {
+		tgt_log(LOG_ERR, "SCSI core initialisation failed");
+		goto out;
+	}
+	core = true;
+	if (start_transports(cfg, &r) != 0)
+		goto out;
+	tgt_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGTD_VERSION,
+		o->config, cfg->ndevices, count_targets(cfg));
+	if (ready >= 0) {
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+		tgt_log_to_syslog("utgtd");
+		if (chdir("/") < 0)
+			tgt_log(LOG_WARNING, "chdir /: %s", strerror(errno));
+		report_ready(&ready, true);
+	}
+	main_loop(sfd);
+	stop_transports(&r); /* no new commands, in-flight ones completed */
+	rc = flush_devices(cfg) == 0 ? 0 : 1;
+out:
+	stop_transports(&r);
+	if (core)
+		scsi_core_shutdown();
+	report_ready(&ready, false);
+	tgt_config_free(cfg);
+	if (sfd >= 0)
+		close(sfd);
+	if (pid_fd >= 0) {
+		unlink(pid_path);
+		close(pid_fd);
+	}
+	if (rc == 0)
+		tgt_log(LOG_INFO, "exited cleanly");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_opts(argc, argv, &o);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (o.check != CHECK_NONE)
+		return run_check(&o);
+	return run_daemon(&o);
+}
