@@ -254,3 +254,27 @@ PENDING void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out)
 	(void)dev;
 	memset(out, 0, sizeof(*out));
 }
+
+/* Engineer C needs these from the core (A): a UA raised by predicate over the nexuses an LU
+ * knows, and PREEMPT AND ABORT's task abort by nexus predicate. */
+PENDING void scsi_ua_raise_match(struct scsi_dev *dev,
+				 bool (*match)(const char *initiator_port, uint16_t rel_tgt_id,
+					       void *arg),
+				 void *arg, uint8_t asc, uint8_t ascq)
+{
+	(void)dev;
+	(void)match;
+	(void)arg;
+	(void)asc;
+	(void)ascq;
+}
+
+PENDING void scsi_ts_abort_nexuses(struct scsi_dev *dev,
+				   bool (*match)(const struct scsi_nexus *nx, void *arg), void *arg,
+				   const struct scsi_task *keep)
+{
+	(void)dev;
+	(void)match;
+	(void)arg;
+	(void)keep;
+}

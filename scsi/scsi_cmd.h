@@ -100,6 +100,12 @@ void scsi_pr_destroy(struct scsi_pr *pr);
 enum scsi_sr scsi_reservation_check(struct scsi_task *t);
 /* LOGICAL UNIT RESET / I_T NEXUS RESET effects on reservations (SPC-2 released, PR kept). */
 void scsi_reservation_reset(struct scsi_dev *dev, const struct scsi_nexus *nx);
+/* PREEMPT AND ABORT (scsi/scsi_taskset.c): abort, as ABORT TASK SET would for each of them,
+ * the tasks in dev's task set whose I_T nexus match() accepts, except `keep`; returns once
+ * every aborted task has completed.  Blocks: call it from a core worker. */
+void scsi_ts_abort_nexuses(struct scsi_dev *dev,
+			   bool (*match)(const struct scsi_nexus *nx, void *arg), void *arg,
+			   const struct scsi_task *keep);
 
 /* ---- copy manager (scsi/spc_xcopy.c) ---- */
 struct scsi_xcopy *scsi_xcopy_create(struct scsi_dev *dev);
