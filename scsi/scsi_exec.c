@@ -279,11 +279,15 @@ void scsi_nexus_register(struct scsi_nexus *nx)
 	scsi_core_lazy_init();
 }
 
-/* I_T nexus loss.  UNIT ATTENTIONs and reservations are keyed on port names and outlive the
- * nexus; a medium removal prevention does not (SBC-3 5.12). */
+/* I_T nexus loss.  UNIT ATTENTIONs and persistent reservations are keyed on port names and
+ * outlive the nexus; a medium removal prevention and an SPC-2 reservation do not. */
 void scsi_nexus_unregister(struct scsi_nexus *nx)
 {
-	for (unsigned i = 0; nx->luns && i < nx->luns->n; i++)
-		if (nx->luns->e[i].dev)
-			scsi_ua_clear_prevent(nx->luns->e[i].dev, nx);
+	for (unsigned i = 0; nx->luns && i < nx->luns->n; i++) {
+		struct scsi_dev *dev = nx->luns->e[i].dev;
+		if (!dev)
+			continue;
+		scsi_ua_clear_prevent(dev, nx);
+		scsi_reservation_reset(dev, nx);
+	}
 }

@@ -12,8 +12,10 @@
  * first octet are 1010b), which by construction never equals a vendor's MA-L OUI, so our
  * identifiers cannot collide with real hardware.  The 100 bits after it are the vendor
  * specific identifier (36) and its extension (64), taken from the device's naa_id attribute
- * when set, else from two independent hashes of its unit serial number, which is unique per
- * device (by default derived from the device name) and stable across restarts. */
+ * when set (a configured 16-byte NAA 6 naa_id is used exactly as given; an 8-byte NAA 2/3/5 one
+ * is reported in VPD 83 in front of ours), else from two independent hashes of its unit serial
+ * number, which is unique per device (by default derived from the device name) and stable
+ * across restarts. */
 #define UTGT_NAA_COMPANY_ID 0x0a5547u
 
 static uint64_t fnv1a(const char *s, uint64_t h)
@@ -29,6 +31,10 @@ void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16])
 {
 	uint64_t vsid, ext;
 
+	if (dev->p.naa_len == 16) { /* an NAA 6 identifier configured as it is (SCST naa_id) */
+		memcpy(out, dev->p.naa_bytes, 16);
+		return;
+	}
 	if (dev->p.naa_id) {
 		vsid = 0;
 		ext = dev->p.naa_id;
@@ -100,7 +106,12 @@ static unsigned page_devid(struct scsi_task *t, uint8_t *b)
 	uint8_t *p = b + 4, *d;
 	size_t idlen;
 
-	/* LU: NAA 6 (binary) */
+	/* LU: an 8-byte NAA 2/3/5 identifier when one is configured, then our NAA 6 (binary) */
+	if (dev->p.naa_len == 8) {
+		d = desig(p, 0, 1, false, 0, 3, 8);
+		memcpy(d, dev->p.naa_bytes, 8);
+		p = d + 8;
+	}
 	d = desig(p, 0, 1, false, 0, 3, 16);
 	scsi_dev_naa(dev, d);
 	p = d + 16;
