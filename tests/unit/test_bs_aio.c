@@ -426,13 +426,31 @@ struct multi {
 	struct waiter w;
 	struct bs_io *base;
 	atomic_int per_io[512];
+	/* completions wait here until every I/O is submitted, so the engine's slots fill up
+	 * and queueing beyond the depth is certain, not a matter of timing */
+	pthread_mutex_t gate_mu;
+	pthread_cond_t gate_cv;
+	bool gate_open;
 };
 
 static void multi_cb(struct bs_io *io, enum bs_status st)
 {
 	struct multi *m = io->priv;
+
+	pthread_mutex_lock(&m->gate_mu);
+	while (!m->gate_open)
+		pthread_cond_wait(&m->gate_cv, &m->gate_mu);
+	pthread_mutex_unlock(&m->gate_mu);
 	atomic_fetch_add(&m->per_io[io - m->base], 1);
 	wait_cb(io, st);
+}
+
+static void gate_set(struct multi *m, bool open)
+{
+	pthread_mutex_lock(&m->gate_mu);
+	m->gate_open = open;
+	pthread_cond_broadcast(&m->gate_cv);
+	pthread_mutex_unlock(&m->gate_mu);
 }
 
 BOTH(many_in_flight_beyond_depth)
@@ -448,6 +466,9 @@ BOTH(many_in_flight_beyond_depth)
 
 	waiter_init(&m.w);
 	m.base = io;
+	pthread_mutex_init(&m.gate_mu, NULL);
+	pthread_cond_init(&m.gate_cv, NULL);
+	gate_set(&m, false);
 	for (int i = 0; i < N; i++) {
 		fill(bufs[i], SZ, (unsigned)i);
 		iov[i] = (struct iovec){bufs[i], SZ};
@@ -459,6 +480,7 @@ BOTH(many_in_flight_beyond_depth)
 		atomic_store(&m.per_io[i], 0);
 		bs_aio_submit(a, &io[i]);
 	}
+	gate_set(&m, true);
 	cr_assert(wait_for(&m.w, N), "only %d of %d completed", m.w.done, N);
 	cr_assert_eq(m.w.bad, 0);
 	cr_assert_eq(m.w.on_submitter, 0, "completions ran on the submitting thread");
