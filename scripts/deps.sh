@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install every Debian package utgt needs to build, test and demo.  Idempotent; silent when
 # nothing is missing.  Needs root (or sudo) only when something must be installed.
+# `scripts/deps.sh vm` also installs VM_PKGS, what the qemu guest tests need (make vm-image,
+# make vmtest); plain `make` stays light.
 set -euo pipefail
 
 PKGS=(
@@ -15,6 +17,12 @@ PKGS=(
 	iproute2 iperf3 gnuplot-nox
 	python3
 )
+
+# The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
+VM_PKGS=(
+	qemu-system-x86 qemu-utils debootstrap busybox-static cpio kmod e2fsprogs xz-utils
+)
+[ "${1:-}" = vm ] && PKGS+=("${VM_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do

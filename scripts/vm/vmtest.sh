@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Run guest tests: for each tests/vm/NAME*.sh, start the host-side target fixture, boot one
+# guest that runs the script, stop the fixture.  Logs in build/vm-logs/NAME/ (console.log,
+# guest.log, target.log, scst.conf, result).
+#
+#   scripts/vm/vmtest.sh [--quick] [NAME ...]    NAME is a prefix of a script in tests/vm/
+#
+# A script's header may say "# vm-timeout: SECONDS" (default 600) and "# vm-target: none"
+# (no fixture).  --quick passes the argument "quick" to each script (the make-test subset).
+# UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
+# UTGT_VM_TRACE=1 runs each script under bash -x (the trace lands in console.log).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+cd "$SRC"
+
+quick=
+if [ "${1:-}" = --quick ]; then
+	quick=quick
+	shift
+fi
+shopt -s nullglob
+tests=()
+if [ $# -eq 0 ]; then
+	tests=(tests/vm/*.sh)
+else
+	for n in "$@"; do
+		m=(tests/vm/"$n"*.sh)
+		[ ${#m[@]} -gt 0 ] || { echo "vmtest: no tests/vm/$n*.sh" >&2; exit 2; }
+		tests+=("${m[@]}")
+	done
+fi
+
+header() { sed -n "s/^# $2: *//p" "$1" | head -1; }
+
+pass=0 failn=0 failed=() summary=()
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	out=build/vm-logs/$name
+	mkdir -p "$out"
+	rm -f "$out"/*.img "$out/result" "$out/target.env"
+	limit=$(header "$t" vm-timeout)
+	limit=${limit:-600}
+	echo "== vmtest $name (timeout ${limit}s${quick:+, quick})"
+	fixture=1
+	[ "$(header "$t" vm-target)" = none ] && fixture=0
+	rc=0
+	if [ $fixture = 1 ] && ! scripts/vm/host-target.sh start "$out"; then
+		echo "vmtest: $name: target fixture failed to start (see $out/target.log)"
+		tail -5 "$out/target.log" 2>/dev/null
+		rc=99
+	fi
+	start=$SECONDS
+	if [ $rc = 0 ]; then
+		scripts/vm/run-guest.sh -o "$out" -t "$limit" ${quick:+-a quick} "$t" |
+			sed -u 's/^/  | /'
+		rc=${PIPESTATUS[0]}
+	fi
+	[ $fixture = 1 ] && scripts/vm/host-target.sh stop "$out" >/dev/null
+	# Backing files are big and only meaningful during the run.
+	rm -f "$out"/lu*.img
+	secs=$((SECONDS - start))
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+		summary+=("PASS $name ${secs}s")
+	else
+		failn=$((failn + 1))
+		failed+=("$name")
+		summary+=("FAIL $name ${secs}s (exit $rc; logs in $out/)")
+	fi
+done
+printf '%s\n' "${summary[@]}"
+echo "vmtest: $pass passed, $failn failed"
+[ $failn -eq 0 ] || { echo "failing: ${failed[*]}"; exit 1; }

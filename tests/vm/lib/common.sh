@@ -1,0 +1,138 @@
+# Helpers for the scripts in tests/vm/, which run INSIDE the qemu guest as root
+# (scripts/vm/guest-init.sh starts them; /src is the source tree, /out this run's folder on the
+# host, /out/target.env the host-side target fixture from scripts/vm/host-target.sh).
+# Source it: . /src/tests/vm/lib/common.sh
+
+set -euo pipefail
+cd /tmp # /src is read-only; tools drop state files in the working directory
+T0=$SECONDS
+QUICK=0
+[ "${1:-}" = quick ] && QUICK=1
+
+say() { printf '[%4ds] %s\n' $((SECONDS - T0)) "$*"; }
+step() { printf '\n[%4ds] == %s\n' $((SECONDS - T0)) "$*"; }
+# To stderr: fail is often called inside $(...), whose stdout is captured.
+fail() {
+	printf '[%4ds] FAIL: %s\n' $((SECONDS - T0)) "$*" >&2
+	exit 1
+}
+ok() { printf '[%4ds] ok: %s\n' $((SECONDS - T0)) "$*"; }
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	ok "$1 = $3"
+}
+
+# wait_until SECONDS DESCRIPTION CMD...: poll CMD every 0.2 s until it succeeds, bounded.
+wait_until() {
+	local limit=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + limit))
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || fail "timed out after ${limit}s waiting for: $what"
+		sleep 0.2
+	done
+}
+
+load_target_env() {
+	[ -f /out/target.env ] || fail "/out/target.env missing: no host-side target fixture"
+	# shellcheck disable=SC1091
+	. /out/target.env
+	say "target: $TGT_KIND at $TGT_HOST ports $TGT_PORT1,$TGT_PORT2"
+}
+
+start_udev() {
+	/lib/systemd/systemd-udevd --daemon
+	udevadm trigger --action=add --type=subsystems
+	udevadm trigger --action=add --type=devices
+	udevadm settle -t 60
+}
+
+# iscsid with timeouts fit for tests: a lost path is declared dead after a few seconds (the
+# defaults wait 120 s before failing I/O up to dm-multipath).
+start_iscsid() {
+	# No udevd loading drivers by modalias: sd and sg by hand.
+	modprobe -a iscsi_tcp sd_mod sg
+	modprobe -q crc32c_generic || true
+	local conf=/etc/iscsi/iscsid.conf
+	sed -i -e 's/^node.startup = .*/node.startup = manual/' \
+		-e 's/^node.session.timeo.replacement_timeout = .*/node.session.timeo.replacement_timeout = 5/' \
+		-e 's/^node.conn\[0\].timeo.noop_out_interval = .*/node.conn[0].timeo.noop_out_interval = 2/' \
+		-e 's/^node.conn\[0\].timeo.noop_out_timeout = .*/node.conn[0].timeo.noop_out_timeout = 3/' \
+		-e 's/^node.session.initial_login_retry_max = .*/node.session.initial_login_retry_max = 2/' \
+		"$conf"
+	iscsid
+	wait_until 10 "iscsid" iscsiadm -m iface
+}
+
+# iscsi_node_new IQN PORT: a node record for IQN at the host's address.  Discovery answers
+# carry the address the target sees (127.0.0.1 through qemu's NAT), useless in here.
+iscsi_node_new() {
+	iscsiadm -m node -o new -T "$1" -p "$TGT_HOST:$2" >/dev/null
+}
+iscsi_node_set() { # IQN PORT NAME VALUE
+	iscsiadm -m node -T "$1" -p "$TGT_HOST:$2" -o update -n "$3" -v "$4"
+}
+iscsi_login() { iscsiadm -m node -T "$1" -p "$TGT_HOST:$2" --login; }
+iscsi_logout() { iscsiadm -m node -T "$1" -p "$TGT_HOST:$2" --logout; }
+
+# session_of IQN PORT: the iscsi_session sysfs name (sessionN) logged in to IQN via PORT.
+session_of() {
+	local s c
+	for s in /sys/class/iscsi_session/session*; do
+		[ -e "$s" ] || continue
+		[ "$(cat "$s/targetname")" = "$1" ] || continue
+		for c in /sys/class/iscsi_connection/connection"${s##*session}":*; do
+			[ "$(cat "$c/persistent_port" 2>/dev/null)" = "$2" ] && { basename "$s"; return 0; }
+		done
+	done
+	return 1
+}
+
+# session_disk IQN PORT LUN: /dev/sdX of LUN in that session, waiting for the scan (bounded).
+session_disk() {
+	local sess end dev
+	end=$((SECONDS + 30))
+	while :; do
+		if sess=$(session_of "$1" "$2"); then
+			dev=$(ls /sys/class/iscsi_session/"$sess"/device/target*/*:*:*:"$3"/block/ 2>/dev/null |
+				awk 'NR == 1')
+			if [ -n "$dev" ] && [ -b "/dev/$dev" ]; then
+				echo "/dev/$dev"
+				return 0
+			fi
+		fi
+		[ $SECONDS -lt $end ] || fail "no disk for $1 via port $2 LUN $3 after 30 s"
+		sleep 0.2
+	done
+}
+
+# Allocated bytes of a file on the HOST: /out is the host folder through 9p, whose getattr
+# returns the host's own st_blocks (no client cache: cache=none is the 9p default).
+host_alloc_bytes() { echo $(($(stat -c %b "$1") * 512)); }
+
+# Read one counter of /sys/block/DEV/stat: 1 = reads completed, 5 = writes completed.
+blk_ios() {
+	local f
+	read -r -a f <"/sys/block/$(basename "$1")/stat"
+	echo $((f[0] + f[4]))
+}
+
+# fio_run NAME FIO-ARGS...: run one fio job; fail unless it ended without error having moved
+# data.  Prints "NAME: err=E read R KiB write W KiB" and leaves the JSON in /tmp/fio-NAME.json.
+fio_run() {
+	local name=$1
+	shift
+	if ! fio --name="$name" --output-format=json --output="/tmp/fio-$name.json" "$@"; then
+		cat "/tmp/fio-$name.json" 2>/dev/null | tail -30
+		fail "fio $name exited non-zero"
+	fi
+	python3 - "/tmp/fio-$name.json" "$name" <<'PY' || fail "fio $name reported an error"
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+r, w = j["read"]["io_kbytes"], j["write"]["io_kbytes"]
+print(f"{sys.argv[2]}: err={j['error']} read {r} KiB write {w} KiB "
+      f"({j['read']['bw']} / {j['write']['bw']} KiB/s)")
+sys.exit(1 if j["error"] or r + w == 0 else 0)
+PY
+}
