@@ -45,6 +45,11 @@ static enum scsi_sr lba_status_work(struct scsi_task *t)
 		if (left > UINT32_MAX)
 			left = UINT32_MAX; /* one descriptor's NUMBER OF LOGICAL BLOCKS field */
 		st = bs->ops->lba_status(bs, lba * bsz, left * bsz, &mapped, &run);
+		if (st == BS_ENOTSUP) { /* e.g. a file system without SEEK_DATA */
+			mapped = true;
+			run = left * bsz;
+			st = BS_OK;
+		}
 		if (st != BS_OK) {
 			free(buf);
 			return scsi_sr_from_bs(st, false);

@@ -1,0 +1,81 @@
+/* Block Limits: sane values for both block sizes, the max_xfer_blocks override, UNMAP fields
+ * only on thin LUs, and agreement with what INQUIRY VPD B0/B2 and READ CAPACITY(16) report. */
+#include "tests/unit/sbc_test.h"
+
+SBC_TEST(limits, values)
+{
+	struct sbc_limits l;
+
+	sbc_get_limits(fx->dev, &l);
+	cr_assert_eq(l.max_xfer_blocks, (8u << 20) / 512);
+	cr_assert(l.opt_xfer_blocks && l.opt_xfer_blocks <= l.max_xfer_blocks);
+	cr_assert_eq(l.max_write_same_blocks, (1ull << 30) / 512);
+	cr_assert(l.max_compare_write_blocks >= 1 && l.max_compare_write_blocks <= 255);
+	cr_assert(l.max_atomic_blocks >= 256 && l.max_atomic_blocks <= l.max_xfer_blocks);
+	cr_assert_eq(l.atomic_alignment, 0);
+	cr_assert_eq(l.atomic_granularity, 0);
+	cr_assert_not(l.wsnz);
+	fx_thin(fx);
+	sbc_get_limits(fx->dev, &l);
+	cr_assert_eq(l.max_unmap_lba_count, (4ull << 30) / 512);
+	cr_assert_eq(l.max_unmap_descriptors, 256);
+	cr_assert_eq(l.unmap_granularity, 8);
+	fx->dev->bs->thin_provisioned = false;
+	sbc_get_limits(fx->dev, &l);
+	cr_assert_eq(l.max_unmap_lba_count, 0);
+	cr_assert_eq(l.max_unmap_descriptors, 0);
+	fx->dev->p.max_xfer_blocks = 64;
+	sbc_get_limits(fx->dev, &l);
+	cr_assert_eq(l.max_xfer_blocks, 64);
+	cr_assert(l.opt_xfer_blocks <= 64 && l.max_atomic_blocks <= 64);
+	cr_assert(2 * l.max_compare_write_blocks <= 64);
+}
+
+Test(limits, block_size_4096)
+{
+	struct sbc_fx fx;
+	struct sbc_limits l;
+
+	fx_init_bs(&fx, "vdisk_fileio", 4096, 256);
+	sbc_get_limits(fx.dev, &l);
+	cr_assert_eq(l.max_xfer_blocks, 2048);
+	cr_assert_eq(l.max_unmap_lba_count, 1u << 20);
+	cr_assert_eq(l.unmap_granularity, 1);
+	cr_assert_eq(l.max_atomic_blocks, 256);
+	fx_fini(&fx);
+}
+
+SBC_TEST(limits, vpd_and_read_capacity_agree)
+{
+	uint8_t c[16] = {0x12, 0x01, 0xb0}, b0[64], b2[64], rc[32];
+	struct sbc_limits l;
+	struct th_result r;
+
+	fx_thin(fx);
+	sbc_get_limits(fx->dev, &l);
+	put_be16(c + 3, sizeof(b0));
+	r = fx_exec(fx, c, SCSI_DIR_READ, b0, sizeof(b0));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(b0[1], 0xb0);
+	cr_assert_eq(b0[5], l.max_compare_write_blocks);
+	cr_assert_eq(get_be32(b0 + 8), l.max_xfer_blocks);
+	cr_assert_eq(get_be32(b0 + 12), l.opt_xfer_blocks);
+	cr_assert_eq(get_be32(b0 + 20), l.max_unmap_lba_count);
+	cr_assert_eq(get_be32(b0 + 24), l.max_unmap_descriptors);
+	cr_assert_eq(get_be64(b0 + 36), l.max_write_same_blocks);
+	cr_assert_eq(get_be32(b0 + 44), l.max_atomic_blocks);
+	cr_assert_eq(get_be32(b0 + 48), l.atomic_alignment);
+	cr_assert_eq(get_be32(b0 + 52), l.atomic_granularity);
+
+	c[2] = 0xb2;
+	r = fx_exec(fx, c, SCSI_DIR_READ, b2, sizeof(b2));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	memset(c, 0, 16);
+	c[0] = 0x9e;
+	c[1] = 0x10;
+	put_be32(c + 10, 32);
+	r = fx_exec(fx, c, SCSI_DIR_READ, rc, 32);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(!!(b2[5] & 0x80), !!(rc[14] & 0x80), "VPD B2 LBPU vs LBPME");
+	cr_assert_eq(!!(b2[5] & 0x04), !!(rc[14] & 0x40), "VPD B2 LBPRZ vs READ CAPACITY");
+}
