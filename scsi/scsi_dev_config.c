@@ -27,14 +27,14 @@ enum {
 /* SCST's limits (scst_vdisk.c): INQUIRY vendor 8, product 16, revision 4; unit serial number
  * 20; T10 device id 25; vendor specific id 128; SCSI device name 256; vendor specific INQUIRY
  * data 160. */
-#define MAX_VENDOR       8
-#define MAX_PRODUCT      16
-#define MAX_REVISION     4
-#define MAX_USN          20
-#define MAX_T10_DEV_ID   25
+#define MAX_VENDOR	 8
+#define MAX_PRODUCT	 16
+#define MAX_REVISION	 4
+#define MAX_USN		 20
+#define MAX_T10_DEV_ID	 25
 #define MAX_VEND_SPEC_ID 128
-#define MAX_SCSI_NAME    256
-#define MAX_INQ_VEND     160
+#define MAX_SCSI_NAME	 256
+#define MAX_INQ_VEND	 160
 
 struct cfg {
 	const char *handler;
@@ -48,7 +48,7 @@ struct cfg {
 };
 
 enum kind {
-	K_USED,   /* sets something */
+	K_USED,	  /* sets something */
 	K_QUIET,  /* read-only / informational as -nonkey writes it: accepted, no message */
 	K_UNUSED, /* a real SCST attribute utgt does not implement: accepted with a warning */
 	K_KERNEL, /* SCST-kernel tuning: warning "SCST-kernel only; ignored" */
@@ -62,7 +62,7 @@ struct attr_def {
 };
 
 static void bad(struct cfg *c, const struct utgt_attr *a, const char *why, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void bad(struct cfg *c, const struct utgt_attr *a, const char *why, ...)
 {
@@ -88,8 +88,7 @@ static bool get_bool(struct cfg *c, const struct utgt_attr *a, bool *out)
 }
 
 /* T10 identification strings: printable ASCII, at most max characters. */
-static bool get_ident(struct cfg *c, const struct utgt_attr *a, char *out, size_t outsz,
-		      size_t max)
+static bool get_ident(struct cfg *c, const struct utgt_attr *a, char *out, size_t outsz, size_t max)
 {
 	size_t n = strlen(a->value);
 
@@ -140,7 +139,7 @@ static bool set_blocksize(struct cfg *c, const struct utgt_attr *a)
 }
 
 #define BOOL_SETTER(fn, field)                                                                     \
-	static bool fn(struct cfg *c, const struct utgt_attr *a)                                  \
+	static bool fn(struct cfg *c, const struct utgt_attr *a)                                   \
 	{                                                                                          \
 		return get_bool(c, a, &(field));                                                   \
 	}
@@ -214,7 +213,7 @@ static bool set_usn(struct cfg *c, const struct utgt_attr *a)
 }
 
 #define IDENT_CHECK(fn, max)                                                                       \
-	static bool fn(struct cfg *c, const struct utgt_attr *a)                                  \
+	static bool fn(struct cfg *c, const struct utgt_attr *a)                                   \
 	{                                                                                          \
 		return get_ident(c, a, NULL, 0, max);                                              \
 	}
@@ -347,68 +346,68 @@ static bool check_active(struct cfg *c, const struct utgt_attr *a)
 }
 
 static const struct attr_def attr_defs[] = {
-	/* what the device is */
-	{"filename", H_DISK, K_USED, set_filename},
-	{"size", H_ALL, K_USED, set_size},
-	{"size_mb", H_ALL, K_USED, set_size_mb},
-	{"blocksize", H_ALL, K_USED, set_blocksize},
-	{"read_only", H_ALL, K_USED, set_read_only},
-	{"nv_cache", H_DISK, K_USED, set_nv_cache},
-	{"o_direct", H_FILE, K_USED, set_o_direct},
-	{"write_through", H_DISK, K_USED, set_write_through},
-	{"thin_provisioned", H_DISK | H_RAM, K_USED, set_thin},
-	{"dummy", H_NULL, K_USED, set_dummy},
-	{"read_zero", H_NULL, K_USED, set_read_zero},
-	{"rotational", H_ALL, K_USED, set_rotational},
-	{"removable", H_ALL, K_USED, set_removable},
-	/* identity */
-	{"t10_vend_id", H_ALL, K_USED, set_vendor},
-	{"prod_id", H_ALL, K_USED, set_product},
-	{"prod_rev_lvl", H_ALL, K_USED, set_revision},
-	{"t10_dev_id", H_ALL, K_USED, set_t10_dev_id},
-	{"usn", H_ALL, K_USED, set_usn},
-	{"naa_id", H_ALL, K_USED, set_naa_id},
-	{"eui64_id", H_ALL, K_UNUSED, check_eui64_id},
-	{"vend_specific_id", H_ALL, K_UNUSED, check_vend_specific_id},
-	{"scsi_device_name", H_ALL, K_UNUSED, check_scsi_device_name},
-	{"inq_vend_specific", H_ALL, K_UNUSED, check_inq_vend_specific},
-	/* read-only, informational, or one-shot actions that -write_config -nonkey writes */
-	{"type", H_ALL, K_QUIET, check_type},
-	{"tst", H_ALL, K_QUIET, check_tst},
-	{"opt_trans_len", H_ALL, K_QUIET, check_number},
-	{"expl_alua", H_ALL, K_QUIET, check_bool},
-	{"cluster_mode", H_ALL, K_QUIET, check_off_or_warn},
-	{"active", H_BLOCK, K_QUIET, check_active},
-	{"bind_alua_state", H_BLOCK, K_QUIET, check_bool},
-	{"resync_size", H_DISK, K_QUIET, NULL},
-	{"sync", H_DISK, K_QUIET, NULL},
-	{"exported", H_ALL, K_QUIET, NULL},
-	{"handler", H_ALL, K_QUIET, NULL},
-	{"dif_checks_failed", H_ALL, K_QUIET, NULL},
-	{"dump_prs", H_ALL, K_QUIET, NULL},
-	/* SCST's kernel module only */
-	{"threads_num", H_ALL, K_KERNEL, check_number},
-	{"threads_pool_type", H_ALL, K_KERNEL, NULL},
-	{"async", H_FILE, K_KERNEL, check_bool},
-	{"numa_node_id", H_ALL, K_KERNEL, NULL},
-	{"dif_mode", H_ALL, K_KERNEL, NULL},
-	{"dif_type", H_ALL, K_KERNEL, NULL},
-	{"dif_static_app_tag", H_ALL, K_KERNEL, NULL},
-	{"dif_filename", H_DISK, K_KERNEL, NULL},
-	{"max_tgt_dev_commands", H_ALL, K_KERNEL, NULL},
-	{"pr_file_name", H_ALL, K_KERNEL, NULL},
-	{"lb_per_pb_exp", H_ALL, K_KERNEL, NULL},
-	{"zero_copy", H_ALL, K_KERNEL, NULL},
+    /* what the device is */
+    {"filename", H_DISK, K_USED, set_filename},
+    {"size", H_ALL, K_USED, set_size},
+    {"size_mb", H_ALL, K_USED, set_size_mb},
+    {"blocksize", H_ALL, K_USED, set_blocksize},
+    {"read_only", H_ALL, K_USED, set_read_only},
+    {"nv_cache", H_DISK, K_USED, set_nv_cache},
+    {"o_direct", H_FILE, K_USED, set_o_direct},
+    {"write_through", H_DISK, K_USED, set_write_through},
+    {"thin_provisioned", H_DISK | H_RAM, K_USED, set_thin},
+    {"dummy", H_NULL, K_USED, set_dummy},
+    {"read_zero", H_NULL, K_USED, set_read_zero},
+    {"rotational", H_ALL, K_USED, set_rotational},
+    {"removable", H_ALL, K_USED, set_removable},
+    /* identity */
+    {"t10_vend_id", H_ALL, K_USED, set_vendor},
+    {"prod_id", H_ALL, K_USED, set_product},
+    {"prod_rev_lvl", H_ALL, K_USED, set_revision},
+    {"t10_dev_id", H_ALL, K_USED, set_t10_dev_id},
+    {"usn", H_ALL, K_USED, set_usn},
+    {"naa_id", H_ALL, K_USED, set_naa_id},
+    {"eui64_id", H_ALL, K_UNUSED, check_eui64_id},
+    {"vend_specific_id", H_ALL, K_UNUSED, check_vend_specific_id},
+    {"scsi_device_name", H_ALL, K_UNUSED, check_scsi_device_name},
+    {"inq_vend_specific", H_ALL, K_UNUSED, check_inq_vend_specific},
+    /* read-only, informational, or one-shot actions that -write_config -nonkey writes */
+    {"type", H_ALL, K_QUIET, check_type},
+    {"tst", H_ALL, K_QUIET, check_tst},
+    {"opt_trans_len", H_ALL, K_QUIET, check_number},
+    {"expl_alua", H_ALL, K_QUIET, check_bool},
+    {"cluster_mode", H_ALL, K_QUIET, check_off_or_warn},
+    {"active", H_BLOCK, K_QUIET, check_active},
+    {"bind_alua_state", H_BLOCK, K_QUIET, check_bool},
+    {"resync_size", H_DISK, K_QUIET, NULL},
+    {"sync", H_DISK, K_QUIET, NULL},
+    {"exported", H_ALL, K_QUIET, NULL},
+    {"handler", H_ALL, K_QUIET, NULL},
+    {"dif_checks_failed", H_ALL, K_QUIET, NULL},
+    {"dump_prs", H_ALL, K_QUIET, NULL},
+    /* SCST's kernel module only */
+    {"threads_num", H_ALL, K_KERNEL, check_number},
+    {"threads_pool_type", H_ALL, K_KERNEL, NULL},
+    {"async", H_FILE, K_KERNEL, check_bool},
+    {"numa_node_id", H_ALL, K_KERNEL, NULL},
+    {"dif_mode", H_ALL, K_KERNEL, NULL},
+    {"dif_type", H_ALL, K_KERNEL, NULL},
+    {"dif_static_app_tag", H_ALL, K_KERNEL, NULL},
+    {"dif_filename", H_DISK, K_KERNEL, NULL},
+    {"max_tgt_dev_commands", H_ALL, K_KERNEL, NULL},
+    {"pr_file_name", H_ALL, K_KERNEL, NULL},
+    {"lb_per_pb_exp", H_ALL, K_KERNEL, NULL},
+    {"zero_copy", H_ALL, K_KERNEL, NULL},
 };
 
 static const struct {
 	const char *name;
 	unsigned mask;
 } handlers[] = {
-	{"vdisk_fileio", H_FILE},
-	{"vdisk_blockio", H_BLOCK},
-	{"vdisk_nullio", H_NULL},
-	{"ramdisk", H_RAM},
+    {"vdisk_fileio", H_FILE},
+    {"vdisk_blockio", H_BLOCK},
+    {"vdisk_nullio", H_NULL},
+    {"ramdisk", H_RAM},
 };
 
 static const struct attr_def *find_def(const char *key)
@@ -424,7 +423,7 @@ static void handler_defaults(struct cfg *c)
 {
 	c->bs->block_size = 512;
 	c->p->rotational = c->hmask != H_RAM; /* SCST: DEF_ROTATIONAL 1 */
-	c->bs->read_zero = true;              /* no stale buffer contents to initiators */
+	c->bs->read_zero = true;	      /* no stale buffer contents to initiators */
 	/* blockio: SCST turns thin provisioning on when the device can discard; ramdisk
 	 * deallocates by nature */
 	c->bs->thin_provisioned = c->hmask == H_BLOCK || c->hmask == H_RAM;
@@ -454,7 +453,8 @@ static void finish(struct cfg *c, int dev_line)
 			   (unsigned long long)size, c->bs->block_size);
 	c->bs->size = size;
 	if ((c->hmask & H_DISK) && !c->have_filename)
-		diag_error(c->d, dev_line, "DEVICE %s: %s needs a filename", c->p->name, c->handler);
+		diag_error(c->d, dev_line, "DEVICE %s: %s needs a filename", c->p->name,
+			   c->handler);
 	if (c->hmask == H_RAM && !size)
 		diag_error(c->d, dev_line, "DEVICE %s: ramdisk needs size or size_mb", c->p->name);
 	if (c->bs->read_only && c->bs->thin_provisioned && c->have_thin && (c->hmask & H_DISK))
@@ -488,7 +488,8 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 		if (!strcmp(handlers[i].name, handler))
 			c.hmask = handlers[i].mask;
 	if (!c.hmask) {
-		diag_error(d, dev_line, "DEVICE %s: unknown handler '%s' (utgt has vdisk_fileio, "
+		diag_error(d, dev_line,
+			   "DEVICE %s: unknown handler '%s' (utgt has vdisk_fileio, "
 			   "vdisk_blockio, vdisk_nullio and ramdisk)",
 			   name ? name : "", handler ? handler : "");
 		return NULL;
@@ -518,8 +519,8 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 		for (unsigned j = i + 1; j < nattrs; j++) {
 			if (a->key && attrs[j].key && !strcasecmp(a->key, attrs[j].key)) {
 				diag_warn(d, a->line,
-					  "%s is set again at line %d; the later value is used", a->key,
-					  attrs[j].line);
+					  "%s is set again at line %d; the later value is used",
+					  a->key, attrs[j].line);
 				break;
 			}
 		}
@@ -529,11 +530,13 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 			continue;
 		}
 		if (def->kind == K_KERNEL) {
-			diag_warn(d, a->line, "attribute %s is SCST-kernel only; ignored", def->name);
+			diag_warn(d, a->line, "attribute %s is SCST-kernel only; ignored",
+				  def->name);
 			continue;
 		}
 		if (!(def->handlers & c.hmask)) {
-			diag_error(d, a->line, "attribute %s is not valid for handler %s (device %s)",
+			diag_error(d, a->line,
+				   "attribute %s is not valid for handler %s (device %s)",
 				   def->name, handler, name);
 			continue;
 		}

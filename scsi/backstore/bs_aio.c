@@ -29,9 +29,9 @@
 #define AIO_DEFAULT_DEPTH   128
 #define AIO_DEFAULT_THREADS 4
 #define AIO_DEFAULT_STEP    (1ull << 30)
-#define AIO_SAME_CHUNK      (1u << 20) /* WRITE SAME pattern buffer */
-#define AIO_MAX_RETRIES     1000       /* EINTR/EAGAIN on one step before giving up */
-#define AIO_INLINE_IOV      8
+#define AIO_SAME_CHUNK	    (1u << 20) /* WRITE SAME pattern buffer */
+#define AIO_MAX_RETRIES	    1000       /* EINTR/EAGAIN on one step before giving up */
+#define AIO_INLINE_IOV	    8
 
 enum step_kind {
 	STEP_READ,
@@ -92,7 +92,7 @@ struct bs_aio {
 
 	struct {
 		atomic_ullong submitted, completed, syscalls, resumed, retried, bounced, unaligned,
-			fua_writes, flushes, discards, queued;
+		    fua_writes, flushes, discards, queued;
 	} st;
 };
 
@@ -341,8 +341,8 @@ static int64_t step_exec_sync(struct aio_req *r)
 	case STEP_PUNCH:
 		return fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				 (off_t)r->step_off, (off_t)r->step_len)
-			       ? -errno
-			       : 0;
+			   ? -errno
+			   : 0;
 	case STEP_DISCARD: {
 		uint64_t range[2] = {r->step_off, r->step_len};
 		return ioctl(r->fd, BLKDISCARD, range) ? -errno : 0;
@@ -597,8 +597,8 @@ static void *reaper_main(void *arg)
 		if (ret == -EINTR || ret == -EAGAIN)
 			continue;
 		if (ret < 0) {
-			fprintf(stderr, "%s: io_uring_wait_cqe: %s\n", a->o.name ? a->o.name : "aio",
-				strerror(-ret));
+			fprintf(stderr, "%s: io_uring_wait_cqe: %s\n",
+				a->o.name ? a->o.name : "aio", strerror(-ret));
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 			continue;
 		}
@@ -654,8 +654,7 @@ void bs_aio_submit(struct bs_aio *a, struct bs_io *io)
 
 	atomic_fetch_add(&a->st.submitted, 1);
 	/* Verbs with nothing to do complete here, without a slot. */
-	if ((io->op == BS_FLUSH && a->o.nv_cache) ||
-	    (io->op != BS_FLUSH && io->len == 0)) {
+	if ((io->op == BS_FLUSH && a->o.nv_cache) || (io->op != BS_FLUSH && io->len == 0)) {
 		atomic_fetch_add(&a->st.completed, 1);
 		io->cb(io, BS_OK);
 		return;

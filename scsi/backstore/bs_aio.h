@@ -20,18 +20,18 @@
 #include "scsi/backstore/backstore.h"
 
 struct bs_aio_opts {
-	const char *name;       /* for messages */
-	int fd;                 /* the store; O_DIRECT when dio_off_align != 0 */
-	int fd_buffered;        /* -1, or the same file without O_DIRECT for unaligned I/O */
+	const char *name;	/* for messages */
+	int fd;			/* the store; O_DIRECT when dio_off_align != 0 */
+	int fd_buffered;	/* -1, or the same file without O_DIRECT for unaligned I/O */
 	uint32_t dio_mem_align; /* O_DIRECT buffer address alignment (0: not O_DIRECT) */
 	uint32_t dio_off_align; /* O_DIRECT offset/length alignment (0: not O_DIRECT) */
-	uint32_t block_size;    /* the LU's logical block size (WRITE SAME pattern size) */
-	bool blockdev;          /* UNMAP: fallocate(PUNCH_HOLE) on a block device, else BLKDISCARD */
-	bool nv_cache;          /* FLUSH and FUA are no-ops: the cache is non-volatile */
-	uint64_t max_step;      /* most bytes per system call; 0 = 1 GiB.  Tests shrink it. */
-	unsigned depth;         /* I/Os in flight at once; more wait in a queue.  0 = 128 */
-	unsigned threads;       /* thread-pool size without io_uring; 0 = 4 */
-	bool no_uring;          /* use the thread pool even if io_uring works */
+	uint32_t block_size;	/* the LU's logical block size (WRITE SAME pattern size) */
+	bool blockdev;	   /* UNMAP: fallocate(PUNCH_HOLE) on a block device, else BLKDISCARD */
+	bool nv_cache;	   /* FLUSH and FUA are no-ops: the cache is non-volatile */
+	uint64_t max_step; /* most bytes per system call; 0 = 1 GiB.  Tests shrink it. */
+	unsigned depth;	   /* I/Os in flight at once; more wait in a queue.  0 = 128 */
+	unsigned threads;  /* thread-pool size without io_uring; 0 = 4 */
+	bool no_uring;	   /* use the thread pool even if io_uring works */
 };
 
 struct bs_aio_stats {

@@ -72,7 +72,8 @@ static int blockio_open(struct backstore *bs, char *err, size_t errlen)
 	o.fd = open(bs->filename, flags);
 	if (o.fd < 0) {
 		snprintf(err, errlen, "%s: cannot open %s: %s", bs->name, bs->filename,
-			 errno == EBUSY ? "device is in use (mounted or claimed)" : strerror(errno));
+			 errno == EBUSY ? "device is in use (mounted or claimed)"
+					: strerror(errno));
 		return -1;
 	}
 	if (ioctl(o.fd, BLKGETSIZE64, &devsize) < 0 || ioctl(o.fd, BLKSSZGET, &lbs) < 0 ||
@@ -83,8 +84,8 @@ static int blockio_open(struct backstore *bs, char *err, size_t errlen)
 	}
 	if (bs->block_size % (uint32_t)lbs) {
 		snprintf(err, errlen,
-			 "%s: blocksize %u is not a multiple of %s's logical block size %d", bs->name,
-			 bs->block_size, bs->filename, lbs);
+			 "%s: blocksize %u is not a multiple of %s's logical block size %d",
+			 bs->name, bs->block_size, bs->filename, lbs);
 		goto fail;
 	}
 	if (bs->size > devsize) {
@@ -148,14 +149,14 @@ static void blockio_submit(struct backstore *bs, struct bs_io *io)
 }
 
 static const char *const blockio_attrs[] = {
-	"filename", "size", "size_mb", "blocksize", "read_only", "nv_cache",
-	"write_through", "thin_provisioned", NULL,
+    "filename", "size",		 "size_mb",	     "blocksize", "read_only",
+    "nv_cache", "write_through", "thin_provisioned", NULL,
 };
 
 const struct backstore_ops bs_blockio_ops = {
-	.name = "vdisk_blockio",
-	.attrs = blockio_attrs,
-	.open = blockio_open,
-	.close = blockio_close,
-	.submit = blockio_submit,
+    .name = "vdisk_blockio",
+    .attrs = blockio_attrs,
+    .open = blockio_open,
+    .close = blockio_close,
+    .submit = blockio_submit,
 };

@@ -31,12 +31,14 @@ static int fileio_open_sized(struct backstore *bs, int flags, char *err, size_t 
 
 	if (stat(bs->filename, &st) < 0) {
 		if (errno != ENOENT) {
-			snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename, strerror(errno));
+			snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename,
+				 strerror(errno));
 			return -1;
 		}
 		if (!bs->size) {
-			snprintf(err, errlen, "%s: %s does not exist and no size is set to create it",
-				 bs->name, bs->filename);
+			snprintf(err, errlen,
+				 "%s: %s does not exist and no size is set to create it", bs->name,
+				 bs->filename);
 			return -1;
 		}
 		if (bs->read_only) {
@@ -77,10 +79,11 @@ static int fileio_open_sized(struct backstore *bs, int flags, char *err, size_t 
 		return -1;
 	}
 	if (bs->size > fsize) {
-		snprintf(err, errlen,
-			 "%s: size %llu is larger than %s (%llu bytes); existing files are not grown",
-			 bs->name, (unsigned long long)bs->size, bs->filename,
-			 (unsigned long long)fsize);
+		snprintf(
+		    err, errlen,
+		    "%s: size %llu is larger than %s (%llu bytes); existing files are not grown",
+		    bs->name, (unsigned long long)bs->size, bs->filename,
+		    (unsigned long long)fsize);
 		close(fd);
 		return -1;
 	}
@@ -214,15 +217,15 @@ static enum bs_status fileio_lba_status(struct backstore *bs, uint64_t off, uint
 }
 
 static const char *const fileio_attrs[] = {
-	"filename", "size", "size_mb", "blocksize", "read_only", "nv_cache", "o_direct",
-	"write_through", "thin_provisioned", NULL,
+    "filename", "size",	    "size_mb",	     "blocksize",	 "read_only",
+    "nv_cache", "o_direct", "write_through", "thin_provisioned", NULL,
 };
 
 const struct backstore_ops bs_fileio_ops = {
-	.name = "vdisk_fileio",
-	.attrs = fileio_attrs,
-	.open = fileio_open,
-	.close = fileio_close,
-	.submit = fileio_submit,
-	.lba_status = fileio_lba_status,
+    .name = "vdisk_fileio",
+    .attrs = fileio_attrs,
+    .open = fileio_open,
+    .close = fileio_close,
+    .submit = fileio_submit,
+    .lba_status = fileio_lba_status,
 };

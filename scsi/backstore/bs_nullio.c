@@ -46,13 +46,13 @@ static void null_submit(struct backstore *bs, struct bs_io *io)
 	io->cb(io, st);
 }
 
-static const char *const null_attrs[] = {"size", "size_mb", "blocksize", "read_only", "dummy",
-					 "read_zero", NULL};
+static const char *const null_attrs[] = {"size",  "size_mb",   "blocksize", "read_only",
+					 "dummy", "read_zero", NULL};
 
 const struct backstore_ops bs_nullio_ops = {
-	.name = "vdisk_nullio",
-	.attrs = null_attrs,
-	.open = null_open,
-	.close = null_close,
-	.submit = null_submit,
+    .name = "vdisk_nullio",
+    .attrs = null_attrs,
+    .open = null_open,
+    .close = null_close,
+    .submit = null_submit,
 };

@@ -72,8 +72,8 @@ static int rd_open(struct backstore *bs, char *err, size_t errlen)
 	}
 	rd->len = bs->size;
 	rd->page = (size_t)sysconf(_SC_PAGESIZE);
-	rd->mapped = calloc((rd->len / rd->page + BITS_PER_WORD) / BITS_PER_WORD,
-			    sizeof(unsigned long));
+	rd->mapped =
+	    calloc((rd->len / rd->page + BITS_PER_WORD) / BITS_PER_WORD, sizeof(unsigned long));
 	if (!rd->mapped) {
 		snprintf(err, errlen, "%s: out of memory", bs->name);
 		free(rd);
@@ -171,8 +171,8 @@ static void rd_submit(struct backstore *bs, struct bs_io *io)
 }
 
 /* GET LBA STATUS: a block is mapped when its page has been written and not dropped since. */
-static enum bs_status rd_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
-				    bool *mapped, uint64_t *run)
+static enum bs_status rd_lba_status(struct backstore *bs, uint64_t off, uint64_t len, bool *mapped,
+				    uint64_t *run)
 {
 	struct ramdisk *rd = bs->priv;
 	size_t pg = off / rd->page;
@@ -192,10 +192,10 @@ static enum bs_status rd_lba_status(struct backstore *bs, uint64_t off, uint64_t
 static const char *const rd_attrs[] = {"size", "size_mb", "blocksize", "read_only", NULL};
 
 const struct backstore_ops bs_ramdisk_ops = {
-	.name = "ramdisk",
-	.attrs = rd_attrs,
-	.open = rd_open,
-	.close = rd_close,
-	.submit = rd_submit,
-	.lba_status = rd_lba_status,
+    .name = "ramdisk",
+    .attrs = rd_attrs,
+    .open = rd_open,
+    .close = rd_close,
+    .submit = rd_submit,
+    .lba_status = rd_lba_status,
 };

@@ -4,10 +4,10 @@
 #include "scsi/backstore/backstore.h"
 
 static const struct backstore_ops *const handlers[] = {
-	&bs_fileio_ops,
-	&bs_blockio_ops,
-	&bs_nullio_ops,
-	&bs_ramdisk_ops,
+    &bs_fileio_ops,
+    &bs_blockio_ops,
+    &bs_nullio_ops,
+    &bs_ramdisk_ops,
 };
 
 const struct backstore_ops *backstore_find(const char *handler)

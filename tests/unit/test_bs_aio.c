@@ -27,8 +27,8 @@ struct waiter {
 	pthread_cond_t cv;
 	int done;
 	enum bs_status st;
-	int bad;             /* completions with a status other than BS_OK */
-	int on_submitter;    /* completions that ran on the submitting thread */
+	int bad;	  /* completions with a status other than BS_OK */
+	int on_submitter; /* completions that ran on the submitting thread */
 	pthread_t submitter;
 };
 
@@ -190,7 +190,10 @@ BOTH(scattered_iovecs_and_split_steps)
 	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .max_step = 4096};
 	struct bs_aio *a = engine(&o, no_uring);
 	static uint8_t src[65536], dst[65536];
-	struct iovec wv[5] = {{src, 1}, {src + 1, 4999}, {src + 5000, 30000}, {src + 35000, 536},
+	struct iovec wv[5] = {{src, 1},
+			      {src + 1, 4999},
+			      {src + 5000, 30000},
+			      {src + 35000, 536},
 			      {src + 35536, 30000}};
 	struct iovec rv[3] = {{dst, 3}, {dst + 3, 65000}, {dst + 65003, 533}};
 	struct bs_io io = {.op = BS_WRITE, .off = 4096, .len = 65536, .iov = wv, .iovcnt = 5};
@@ -202,7 +205,8 @@ BOTH(scattered_iovecs_and_split_steps)
 	cr_assert_eq(run(a, &io), BS_OK);
 	cr_assert_arr_eq(dst, src, sizeof(src));
 	s = stats(a);
-	cr_assert_geq(s.syscalls, 32, "64 KiB in 4 KiB steps, twice: %lu", (unsigned long)s.syscalls);
+	cr_assert_geq(s.syscalls, 32, "64 KiB in 4 KiB steps, twice: %lu",
+		      (unsigned long)s.syscalls);
 	bs_aio_destroy(a);
 }
 
@@ -408,7 +412,7 @@ BOTH(odirect_unaligned_offset_uses_the_buffered_descriptor)
 	cr_assert_eq(posix_memalign((void **)&r, 4096, 8192), 0);
 	fill(w, 8192, 10);
 	cr_assert_eq(rw(a, BS_WRITE, 512, w, 1536, false), BS_OK); /* 512-byte blocks */
-	cr_assert_eq(rw(a, BS_READ, 0, r, 4096, false), BS_OK);    /* aligned: direct */
+	cr_assert_eq(rw(a, BS_READ, 0, r, 4096, false), BS_OK);	   /* aligned: direct */
 	for (int i = 0; i < 512; i++)
 		cr_assert_eq(r[i], 0);
 	cr_assert_arr_eq(r + 512, w, 1536, "direct read sees the buffered write");
@@ -472,8 +476,12 @@ BOTH(many_in_flight_beyond_depth)
 	for (int i = 0; i < N; i++) {
 		fill(bufs[i], SZ, (unsigned)i);
 		iov[i] = (struct iovec){bufs[i], SZ};
-		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)((i * 37) % N) * SZ,
-				       .len = SZ, .iov = &iov[i], .iovcnt = 1, .cb = multi_cb,
+		io[i] = (struct bs_io){.op = BS_WRITE,
+				       .off = (uint64_t)((i * 37) % N) * SZ,
+				       .len = SZ,
+				       .iov = &iov[i],
+				       .iovcnt = 1,
+				       .cb = multi_cb,
 				       .priv = &m};
 	}
 	for (int i = 0; i < N; i++) {
@@ -523,9 +531,14 @@ static void *hammer_main(void *arg)
 	for (int i = 0; i < 64; i++) {
 		memset(data[h->id][i], h->id * 64 + i, 4096);
 		iov[i] = (struct iovec){data[h->id][i], 4096};
-		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)(h->id * 64 + i) * 4096,
-				       .len = 4096, .iov = &iov[i], .iovcnt = 1, .cb = wait_cb,
-				       .priv = &h->w, .fua = i % 3 == 0};
+		io[i] = (struct bs_io){.op = BS_WRITE,
+				       .off = (uint64_t)(h->id * 64 + i) * 4096,
+				       .len = 4096,
+				       .iov = &iov[i],
+				       .iovcnt = 1,
+				       .cb = wait_cb,
+				       .priv = &h->w,
+				       .fua = i % 3 == 0};
 		bs_aio_submit(h->a, &io[i]);
 	}
 	wait_for(&h->w, 64);
@@ -602,7 +615,8 @@ BOTH(blocked_medium_does_not_stall_the_submitter)
 
 	u.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (u.uffd < 0) {
-		cr_log_warn("userfaultfd unavailable (%s): cannot build a blocking medium", strerror(errno));
+		cr_log_warn("userfaultfd unavailable (%s): cannot build a blocking medium",
+			    strerror(errno));
 		bs_aio_destroy(a);
 		cr_skip_test();
 	}
@@ -616,8 +630,13 @@ BOTH(blocked_medium_does_not_stall_the_submitter)
 
 	waiter_init(&w);
 	struct iovec iov = {u.page, 4096};
-	struct bs_io io = {.op = BS_WRITE, .off = 8192, .len = 4096, .iov = &iov, .iovcnt = 1,
-			   .cb = wait_cb, .priv = &w};
+	struct bs_io io = {.op = BS_WRITE,
+			   .off = 8192,
+			   .len = 4096,
+			   .iov = &iov,
+			   .iovcnt = 1,
+			   .cb = wait_cb,
+			   .priv = &w};
 	bs_aio_submit(a, &io);
 	/* we got here: the submitter was not held by the blocked write */
 	cr_assert_eq(w.done, 0, "completed before its data existed");

@@ -93,8 +93,7 @@ static void bb_free(struct backstore *bs)
 	free(bs);
 }
 
-static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf,
-			 uint64_t len)
+static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf, uint64_t len)
 {
 	struct iovec iov = {buf, len};
 	struct bs_io io = {.op = op, .off = off, .len = len, .iov = &iov, .iovcnt = buf ? 1 : 0};
@@ -157,7 +156,7 @@ Test(bs_blockio, geometry_exclusive_direct_round_trip)
 		w[i] = (uint8_t)(i * 5 + (i >> 12));
 	cr_assert_eq(rw(bs, BS_WRITE, 0, w, 1 << 20), BS_OK);
 	cr_assert_eq(rw(bs, BS_WRITE, (31 << 20), w + 3, 1 << 20), BS_OK); /* bounced */
-	cr_assert_eq(rw(bs, BS_READ, 0, r + 1, 1 << 20), BS_OK);           /* bounced */
+	cr_assert_eq(rw(bs, BS_READ, 0, r + 1, 1 << 20), BS_OK);	   /* bounced */
 	cr_assert_arr_eq(r + 1, w, 1 << 20);
 	cr_assert_eq(rw(bs, BS_READ, (31 << 20), r, 1 << 20), BS_OK);
 	cr_assert_arr_eq(r, w + 3, 1 << 20);

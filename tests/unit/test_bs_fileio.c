@@ -63,12 +63,12 @@ static void fb_free(struct backstore *bs)
 	free(bs);
 }
 
-static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf,
-			 uint64_t len, bool fua)
+static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf, uint64_t len,
+			 bool fua)
 {
 	struct iovec iov = {buf, len};
-	struct bs_io io = {.op = op, .off = off, .len = len, .iov = &iov, .iovcnt = buf ? 1 : 0,
-			   .fua = fua};
+	struct bs_io io = {
+	    .op = op, .off = off, .len = len, .iov = &iov, .iovcnt = buf ? 1 : 0, .fua = fua};
 	return bs_submit_sync(bs, &io);
 }
 
@@ -290,7 +290,7 @@ Test(bs_fileio, o_direct_opens_direct_and_bounces_misaligned_buffers)
 	cr_assert_eq(posix_memalign((void **)&w, 4096, 65536 + 64), 0);
 	cr_assert_eq(posix_memalign((void **)&r, 4096, 65536 + 64), 0);
 	fill(w, 65536 + 64, 2);
-	cr_assert_eq(rw(bs, BS_WRITE, 8192, w, 65536, false), BS_OK);      /* aligned */
+	cr_assert_eq(rw(bs, BS_WRITE, 8192, w, 65536, false), BS_OK);	     /* aligned */
 	cr_assert_eq(rw(bs, BS_WRITE, 1 << 20, w + 7, 65536, false), BS_OK); /* misaligned */
 	cr_assert_eq(rw(bs, BS_READ, 8192, r + 5, 65536, false), BS_OK);
 	cr_assert_arr_eq(r + 5, w, 65536);
@@ -395,8 +395,8 @@ Test(bs_fileio, write_same_with_pattern_and_without_data)
 	uint8_t blk[4096];
 	static uint8_t r[4 << 20];
 	struct iovec iov = {blk, sizeof(blk)};
-	struct bs_io io = {.op = BS_WRITE_SAME, .off = 4096, .len = (2 << 20) + 8192, .iov = &iov,
-			   .iovcnt = 1};
+	struct bs_io io = {
+	    .op = BS_WRITE_SAME, .off = 4096, .len = (2 << 20) + 8192, .iov = &iov, .iovcnt = 1};
 
 	fill(blk, sizeof(blk), 77);
 	cr_assert_eq(bs_submit_sync(bs, &io), BS_OK);
@@ -489,14 +489,19 @@ static void many_in_flight_body(void)
 	static uint8_t data[N][8192], back[N][8192];
 	static struct iovec iov[N];
 	static struct bs_io io[N];
-	struct flight f = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0,
-			   pthread_self()};
+	struct flight f = {
+	    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, pthread_self()};
 
 	for (int i = 0; i < N; i++) {
 		fill(data[i], 8192, (unsigned)i * 3);
 		iov[i] = (struct iovec){data[i], 8192};
-		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)i * 8192, .len = 8192,
-				       .iov = &iov[i], .iovcnt = 1, .cb = flight_cb, .priv = &f,
+		io[i] = (struct bs_io){.op = BS_WRITE,
+				       .off = (uint64_t)i * 8192,
+				       .len = 8192,
+				       .iov = &iov[i],
+				       .iovcnt = 1,
+				       .cb = flight_cb,
+				       .priv = &f,
 				       .fua = i % 10 == 0};
 		bs->ops->submit(bs, &io[i]);
 	}
@@ -534,13 +539,18 @@ Test(bs_fileio, close_waits_for_in_flight_io)
 	static uint8_t data[N][65536];
 	static struct iovec iov[N];
 	static struct bs_io io[N];
-	struct flight f = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0,
-			   pthread_self()};
+	struct flight f = {
+	    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, pthread_self()};
 
 	for (int i = 0; i < N; i++) {
 		iov[i] = (struct iovec){data[i], 65536};
-		io[i] = (struct bs_io){.op = BS_WRITE, .off = (uint64_t)i * 65536, .len = 65536,
-				       .iov = &iov[i], .iovcnt = 1, .cb = flight_cb, .priv = &f};
+		io[i] = (struct bs_io){.op = BS_WRITE,
+				       .off = (uint64_t)i * 65536,
+				       .len = 65536,
+				       .iov = &iov[i],
+				       .iovcnt = 1,
+				       .cb = flight_cb,
+				       .priv = &f};
 		bs->ops->submit(bs, &io[i]);
 	}
 	bs->ops->close(bs); /* drains */

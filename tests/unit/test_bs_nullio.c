@@ -35,8 +35,7 @@ static void nb_free(struct backstore *bs)
 	free(bs);
 }
 
-static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf,
-			 uint64_t len)
+static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf, uint64_t len)
 {
 	struct iovec iov = {buf, len};
 	struct bs_io io = {.op = op, .off = off, .len = len, .iov = &iov, .iovcnt = buf ? 1 : 0};

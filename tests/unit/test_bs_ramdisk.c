@@ -26,8 +26,7 @@ static void rd_free(struct backstore *bs)
 	free(bs);
 }
 
-static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf,
-			 uint64_t len)
+static enum bs_status rw(struct backstore *bs, enum bs_op op, uint64_t off, void *buf, uint64_t len)
 {
 	struct iovec iov = {buf, len};
 	struct bs_io io = {.op = op, .off = off, .len = len, .iov = &iov, .iovcnt = buf ? 1 : 0};
@@ -94,7 +93,8 @@ Test(bs_ramdisk, write_same_replicates_block_and_ndob_zeroes)
 	struct backstore *bs = rd_make(1 << 20, 4096);
 	uint8_t blk[4096], r[4 * 4096];
 	struct iovec iov = {blk, sizeof(blk)};
-	struct bs_io io = {.op = BS_WRITE_SAME, .off = 4096, .len = 3 * 4096, .iov = &iov, .iovcnt = 1};
+	struct bs_io io = {
+	    .op = BS_WRITE_SAME, .off = 4096, .len = 3 * 4096, .iov = &iov, .iovcnt = 1};
 
 	fill(blk, sizeof(blk), 9);
 	cr_assert_eq(bs_submit_sync(bs, &io), BS_OK);
@@ -206,8 +206,13 @@ Test(bs_ramdisk, completes_before_submit_returns_exactly_once)
 	uint8_t buf[512];
 	struct iovec iov = {buf, sizeof(buf)};
 	struct async_count c = {0, BS_EIO};
-	struct bs_io io = {.op = BS_READ, .off = 0, .len = 512, .iov = &iov, .iovcnt = 1,
-			   .cb = count_cb, .priv = &c};
+	struct bs_io io = {.op = BS_READ,
+			   .off = 0,
+			   .len = 512,
+			   .iov = &iov,
+			   .iovcnt = 1,
+			   .cb = count_cb,
+			   .priv = &c};
 
 	bs->ops->submit(bs, &io);
 	cr_assert_eq(c.done, 1);

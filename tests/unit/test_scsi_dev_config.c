@@ -156,14 +156,14 @@ Test(scsi_dev_config, handler_defaults)
 
 Test(scsi_dev_config, every_boolean_attribute)
 {
-	static const char *bools[] = {"read_only", "nv_cache", "o_direct", "write_through",
+	static const char *bools[] = {"read_only",	  "nv_cache",	"o_direct", "write_through",
 				      "thin_provisioned", "rotational", "removable"};
 
 	for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
 		struct scsi_dev *dev =
-			conf("vdisk_fileio", "d", "filename", F, bools[i], "1", NULL);
+		    conf("vdisk_fileio", "d", "filename", F, bools[i], "1", NULL);
 		assert_clean(dev);
-		bool v[] = {dev->bs->read_only, dev->bs->nv_cache,        dev->bs->o_direct,
+		bool v[] = {dev->bs->read_only,	    dev->bs->nv_cache,	       dev->bs->o_direct,
 			    dev->bs->write_through, dev->bs->thin_provisioned, dev->p.rotational,
 			    dev->p.removable};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
@@ -180,8 +180,8 @@ Test(scsi_dev_config, every_boolean_attribute)
 		assert_error(dev, 11, bools[i], "expected 0 or 1");
 	}
 	{
-		struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "rotational", "0",
-					    NULL);
+		struct scsi_dev *dev =
+		    conf("vdisk_fileio", "d", "filename", F, "rotational", "0", NULL);
 		assert_clean(dev);
 		cr_assert_not(dev->p.rotational);
 		scsi_dev_destroy(dev);
@@ -279,10 +279,10 @@ Test(scsi_dev_config, size_and_size_mb)
 
 Test(scsi_dev_config, identity_strings_and_scst_limits)
 {
-	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "t10_vend_id", "ACME1234",
-				    "prod_id", "0123456789abcdef", "prod_rev_lvl", "1.2a", "usn",
-				    "01234567890123456789", "t10_dev_id",
-				    "0123456789012345678901234", NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_fileio", "d", "filename", F, "t10_vend_id", "ACME1234", "prod_id",
+		 "0123456789abcdef", "prod_rev_lvl", "1.2a", "usn", "01234567890123456789",
+		 "t10_dev_id", "0123456789012345678901234", NULL);
 
 	assert_clean(dev);
 	cr_assert_str_eq(dev->p.vendor, "ACME1234");
@@ -300,8 +300,8 @@ Test(scsi_dev_config, identity_strings_and_scst_limits)
 	assert_error(dev, 11, "prod_rev_lvl", "longer than 4");
 	dev = conf("vdisk_fileio", "d", "filename", F, "usn", "012345678901234567890", NULL);
 	assert_error(dev, 11, "usn", "longer than 20");
-	dev = conf("vdisk_fileio", "d", "filename", F, "t10_dev_id",
-		   "01234567890123456789012345", NULL);
+	dev = conf("vdisk_fileio", "d", "filename", F, "t10_dev_id", "01234567890123456789012345",
+		   NULL);
 	assert_error(dev, 11, "t10_dev_id", "longer than 25");
 	dev = conf("vdisk_fileio", "d", "filename", F, "prod_id", "bad\tname", NULL);
 	assert_error(dev, 11, "prod_id", "printable");
@@ -323,8 +323,8 @@ Test(scsi_dev_config, identity_defaults_follow_the_name)
 
 Test(scsi_dev_config, naa_id)
 {
-	struct scsi_dev *dev = conf("vdisk_nullio", "d", "naa_id",
-				    "0x6001405a5b6c7d8e9f0011223344556a", NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_nullio", "d", "naa_id", "0x6001405a5b6c7d8e9f0011223344556a", NULL);
 
 	assert_clean(dev);
 	cr_assert_eq(dev->p.naa_len, 16);
@@ -371,10 +371,10 @@ Test(scsi_dev_config, scst_attributes_utgt_does_not_use)
 
 Test(scsi_dev_config, kernel_only_attributes_warn)
 {
-	static const char *k[] = {"threads_num", "threads_pool_type", "async", "numa_node_id",
-				  "dif_mode", "dif_type", "dif_static_app_tag", "dif_filename",
-				  "max_tgt_dev_commands", "pr_file_name", "lb_per_pb_exp",
-				  "zero_copy"};
+	static const char *k[] = {"threads_num",	"threads_pool_type", "async",
+				  "numa_node_id",	"dif_mode",	     "dif_type",
+				  "dif_static_app_tag", "dif_filename",	     "max_tgt_dev_commands",
+				  "pr_file_name",	"lb_per_pb_exp",     "zero_copy"};
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, k[i], "1", NULL);
@@ -392,22 +392,22 @@ Test(scsi_dev_config, kernel_only_attributes_warn)
 Test(scsi_dev_config, read_only_attributes_written_by_nonkey_are_quiet)
 {
 	/* what scstadmin -write_config -nonkey writes for a vdisk_fileio device */
-	struct scsi_dev *dev = conf(
-		"vdisk_fileio", "disk01", "filename", F, "blocksize", "512", "cluster_mode", "0",
-		"expl_alua", "0", "nv_cache", "0", "o_direct", "0", "opt_trans_len", "524288",
-		"read_only", "0", "removable", "0", "rotational", "1", "size", "10737418240",
-		"size_mb", "10240", "t10_dev_id", "5c8c3b8e-disk01", "t10_vend_id", "SCST_FIO",
-		"thin_provisioned", "0", "tst", "1", "type", "0", "usn", "5c8c3b8e", "prod_id",
-		"disk01", "prod_rev_lvl", " 370", "write_through", "0", "resync_size", "",
-		"exported", "", "handler", "vdisk_fileio", NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_fileio", "disk01", "filename", F, "blocksize", "512", "cluster_mode", "0",
+		 "expl_alua", "0", "nv_cache", "0", "o_direct", "0", "opt_trans_len", "524288",
+		 "read_only", "0", "removable", "0", "rotational", "1", "size", "10737418240",
+		 "size_mb", "10240", "t10_dev_id", "5c8c3b8e-disk01", "t10_vend_id", "SCST_FIO",
+		 "thin_provisioned", "0", "tst", "1", "type", "0", "usn", "5c8c3b8e", "prod_id",
+		 "disk01", "prod_rev_lvl", " 370", "write_through", "0", "resync_size", "",
+		 "exported", "", "handler", "vdisk_fileio", NULL);
 
 	assert_clean(dev);
 	cr_assert_str_eq(dev->p.vendor, "SCST_FIO", "identity carried over from SCST");
 	cr_assert_str_eq(dev->p.revision, " 370");
 	cr_assert_eq(dev->bs->size, 10737418240ull);
 	scsi_dev_destroy(dev);
-	dev = conf("vdisk_blockio", "b", "filename", "/dev/sdb", "active", "1",
-		   "bind_alua_state", "1", NULL);
+	dev = conf("vdisk_blockio", "b", "filename", "/dev/sdb", "active", "1", "bind_alua_state",
+		   "1", NULL);
 	assert_clean(dev);
 	scsi_dev_destroy(dev);
 }
@@ -437,8 +437,8 @@ Test(scsi_dev_config, read_only_attribute_values_are_checked)
 
 Test(scsi_dev_config, attributes_follow_the_scst_handler)
 {
-	struct scsi_dev *dev = conf("vdisk_blockio", "d", "filename", "/dev/x", "o_direct", "1",
-				    NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_blockio", "d", "filename", "/dev/x", "o_direct", "1", NULL);
 
 	assert_error(dev, 11, "o_direct", "not valid for handler vdisk_blockio");
 	dev = conf("vdisk_fileio", "d", "filename", F, "dummy", "1", NULL);
@@ -468,15 +468,16 @@ Test(scsi_dev_config, unknown_things)
 	assert_error(dev, 5, "unknown handler", NULL);
 	dev = conf("vdisk_nullio", "", NULL);
 	assert_error(dev, 5, "name", NULL);
-	dev = conf("vdisk_nullio", "0123456789012345678901234567890123456789012345678901234567890123",
-		   NULL);
+	dev = conf("vdisk_nullio",
+		   "0123456789012345678901234567890123456789012345678901234567890123", NULL);
 	assert_error(dev, 5, "1 to 63 characters", NULL);
 }
 
 Test(scsi_dev_config, every_error_is_reported_not_just_the_first)
 {
-	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "blocksize", "7",
-				    "read_only", "maybe", "colour", "red", "threads_num", "2", NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_fileio", "d", "filename", F, "blocksize", "7", "read_only", "maybe",
+		 "colour", "red", "threads_num", "2", NULL);
 
 	cr_assert_null(dev);
 	cr_assert_eq(dg.errors, 3);
@@ -488,8 +489,8 @@ Test(scsi_dev_config, every_error_is_reported_not_just_the_first)
 
 Test(scsi_dev_config, repeated_attribute_warns_and_the_last_wins)
 {
-	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "blocksize", "512",
-				    "blocksize", "4096", NULL);
+	struct scsi_dev *dev =
+	    conf("vdisk_fileio", "d", "filename", F, "blocksize", "512", "blocksize", "4096", NULL);
 
 	cr_assert_not_null(dev);
 	cr_assert_eq(dg.errors, 0);
