@@ -713,3 +713,23 @@ Test(bs_aio, errno_mapping)
 	cr_assert_eq(bs_errno_status(EINVAL, BS_UNMAP), BS_ENOTSUP);
 	cr_assert_eq(bs_errno_status(EINVAL, BS_WRITE), BS_EIO);
 }
+
+Test(bs_aio, io_uring_setup_failure_falls_back_to_the_thread_pool)
+{
+	/* more SQ entries than the kernel allows (32768): io_uring_queue_init fails */
+	struct bs_aio_opts o = {.name = "t", .fd = temp_file(65536), .fd_buffered = -1,
+				.depth = 40000};
+	char err[128];
+	struct bs_aio *a;
+	uint8_t w[512], r[512];
+
+	unsetenv("UTGT_NO_IO_URING");
+	a = bs_aio_create(&o, err, sizeof(err));
+	cr_assert_not_null(a, "%s", err);
+	cr_assert_str_eq(bs_aio_mode(a), "threads");
+	memset(w, 0x2e, sizeof(w));
+	cr_assert_eq(rw(a, BS_WRITE, 512, w, sizeof(w), false), BS_OK);
+	cr_assert_eq(rw(a, BS_READ, 512, r, sizeof(r), false), BS_OK);
+	cr_assert_arr_eq(r, w, sizeof(w));
+	bs_aio_destroy(a);
+}
