@@ -1,0 +1,680 @@
+/* SCSI Command, Data-Out, R2T, Data-In and SCSI Response (RFC 7143 11.3-11.8).
+ *
+ * A write's data lands directly in the task's buffer: immediate data from the command PDU,
+ * then an unsolicited burst (InitialR2T=No) and R2T-solicited bursts, each placed by buffer
+ * offset.  When all of it is in and the command's CmdSN turn has come, the task goes to the
+ * SCSI core; its completion comes back to this connection's worker, which queues Data-In
+ * (status in the last PDU when there is no sense) or a SCSI Response with sense and residuals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scsi/scsi_lun.h"
+#include "scsi/scsi_sense.h"
+#include "transports/iscsi/iscsi_int.h"
+
+#define MAX_XFER (128u << 20) /* largest buffer one command may ask for */
+
+/* ---------------------------------------------------------------- task table */
+
+static unsigned bucket(uint32_t itt)
+{
+	return (itt ^ (itt >> 8) ^ (itt >> 16)) & (ISCSIT_ITT_BUCKETS - 1);
+}
+
+struct iscsit_task *iscsit_task_find(struct iscsit_conn *c, uint32_t itt)
+{
+	for (struct iscsit_task *t = c->itt[bucket(itt)]; t; t = t->hnext)
+		if (t->itt == itt)
+			return t;
+	return NULL;
+}
+
+static void hash_add(struct iscsit_conn *c, struct iscsit_task *t)
+{
+	unsigned b = bucket(t->itt);
+
+	t->hnext = c->itt[b];
+	c->itt[b] = t;
+	t->in_hash = true;
+}
+
+static void hash_del(struct iscsit_conn *c, struct iscsit_task *t)
+{
+	if (!t->in_hash)
+		return;
+	for (struct iscsit_task **pp = &c->itt[bucket(t->itt)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == t) {
+			*pp = t->hnext;
+			break;
+		}
+	}
+	t->in_hash = false;
+}
+
+void iscsit_task_gone(struct iscsit_conn *c, uint32_t itt)
+{
+	c->gone_itt[c->gone_pos++ % 16] = itt;
+}
+
+static bool recently_gone(const struct iscsit_conn *c, uint32_t itt)
+{
+	for (unsigned i = 0; i < 16; i++)
+		if (c->gone_itt[i] == itt && itt != 0)
+			return true;
+	return false;
+}
+
+static struct iscsit_task *task_alloc(struct iscsit_conn *c)
+{
+	struct iscsit_task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->conn = c;
+	c->ntasks++;
+	return t;
+}
+
+void iscsit_task_free(struct iscsit_task *t)
+{
+	struct iscsit_conn *c = t->conn;
+
+	hash_del(c, t);
+	if (t->counted && c->sess)
+		iscsit_cmdsn_release(c->sess);
+	free(t->buf);
+	free(t->r2ts);
+	free(t);
+	c->ntasks--;
+}
+
+static int alloc_buf(struct iscsit_task *t)
+{
+	size_t len;
+	void *p;
+
+	if (t->buf || !t->edtl)
+		return 0;
+	/* Page-aligned and rounded so an O_DIRECT backstore can use it as is. */
+	len = ((size_t)t->edtl + 4095) & ~(size_t)4095;
+	if (posix_memalign(&p, 4096, len))
+		return -1;
+	t->buf = p;
+	t->buflen = t->edtl;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- responses */
+
+static void task_sent(struct iscsit_txe *e)
+{
+	struct iscsit_task *t = e->task;
+	struct iscsit_conn *c = t->conn;
+
+	iscsit_task_free(t);
+	if (c->state == CONN_LOGOUT)
+		iscsit_logout_maybe_answer(c);
+}
+
+/* How many Data-In PDUs datain_next() will cut len bytes into. */
+static uint32_t datain_count(uint32_t len, uint32_t mrdsl, uint32_t burst)
+{
+	uint32_t n = 0, off = 0;
+
+	while (off < len) {
+		uint32_t chunk = len - off < mrdsl ? len - off : mrdsl;
+		uint32_t burst_end = (off / burst + 1) * burst;
+
+		if (off + chunk > burst_end)
+			chunk = burst_end - off;
+		off += chunk;
+		n++;
+	}
+	return n;
+}
+
+static void queue_scsi_rsp(struct iscsit_conn *c, struct iscsit_task *t)
+{
+	struct scsi_task *st = &t->st;
+	struct iscsit_txe *e = iscsit_txe_new();
+	struct iscsi_sn sn;
+	uint8_t flags = 0;
+	uint32_t dlen = 0;
+
+	if (!e) {
+		iscsit_conn_close(c, "out of memory");
+		iscsit_task_free(t);
+		return;
+	}
+	if (st->resid_kind == SCSI_RESID_UNDER)
+		flags |= ISCSI_RSP_UNDER;
+	else if (st->resid_kind == SCSI_RESID_OVER)
+		flags |= ISCSI_RSP_OVER;
+	if (st->sense_len) {
+		iscsi_put16(e->inline_data, st->sense_len);
+		memcpy(e->inline_data + 2, st->sense, st->sense_len);
+		dlen = 2u + st->sense_len;
+		e->data = e->inline_data;
+		e->dlen = dlen;
+	}
+	iscsit_conn_sn(c, &sn, true);
+	iscsi_bhs_scsi_rsp(e->hdr, t->itt, st->status, flags,
+			   st->resid_kind != SCSI_RESID_NONE ? st->resid : 0, &sn, t->exp_data_sn,
+			   dlen);
+	e->kind = TXE_PDU;
+	e->task = t;
+	e->sent = task_sent;
+	t->state = TS_RESPOND;
+	iscsit_tx_queue(c, e);
+}
+
+/* The command is done (by the core, or refused before it): answer it. */
+static void respond(struct iscsit_task *t)
+{
+	struct iscsit_conn *c = t->conn;
+	struct iscsit_session *s = c->sess;
+	struct scsi_task *st = &t->st;
+	uint32_t din = 0;
+
+	/* The window slot frees before the header is built, so the answer opens it. */
+	if (t->counted) {
+		iscsit_cmdsn_release(s);
+		t->counted = false;
+	}
+	if (st->dir == SCSI_DIR_READ && t->buf)
+		din = st->data_len < t->edtl ? st->data_len : t->edtl;
+	if (st->dir == SCSI_DIR_WRITE)
+		t->exp_data_sn = t->r2t_sn;
+	if (din) {
+		struct iscsit_txe *e = iscsit_txe_new();
+
+		if (!e) {
+			iscsit_conn_close(c, "out of memory");
+			iscsit_task_free(t);
+			return;
+		}
+		t->din_len = din;
+		t->din_off = 0;
+		t->din_sn = 0;
+		t->exp_data_sn = datain_count(din, s->p.max_xmit_dsl, s->p.max_burst);
+		e->kind = TXE_DATAIN;
+		e->task = t;
+		t->state = TS_RESPOND;
+		/* Phase collapse: status in the last Data-In when there is no sense to send. */
+		if (!st->sense_len) {
+			t->din_status = true;
+			t->stat_sn = c->stat_sn++;
+			e->sent = task_sent;
+			iscsit_tx_queue(c, e);
+			return;
+		}
+		iscsit_tx_queue(c, e); /* the SCSI Response that follows frees the task */
+	}
+	queue_scsi_rsp(c, t);
+}
+
+static void fail_task(struct iscsit_task *t, enum scsi_sr sr)
+{
+	memset(&t->st.core, 0, sizeof(t->st.core));
+	scsi_task_set_result(&t->st, sr, false);
+	t->st.data_len = 0;
+	if (t->edtl) {
+		t->st.resid_kind = SCSI_RESID_UNDER;
+		t->st.resid = t->edtl;
+	}
+	respond(t);
+}
+
+/* ---------------------------------------------------------------- execution */
+
+static void task_complete_fn(struct iscsit_msg *m)
+{
+	struct iscsit_task *t = (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
+	struct iscsit_conn *c = t->conn;
+
+	c->nexec--;
+	if (c->state == CONN_CLOSING) {
+		iscsit_task_free(t);
+		iscsit_conn_maybe_free(c);
+		return;
+	}
+	if (t->st.aborted) {
+		/* An ABORT/CLEAR/RESET took it: RFC 7143 sends no response for it. */
+		iscsit_task_gone(c, t->itt);
+		iscsit_task_free(t);
+	} else {
+		respond(t);
+	}
+	if (c->state == CONN_LOGOUT)
+		iscsit_logout_maybe_answer(c);
+}
+
+static void task_done_cb(struct scsi_task *st)
+{
+	struct iscsit_task *t = (struct iscsit_task *)st;
+
+	/* Any thread: hand the task back to its connection's worker. */
+	t->msg.fn = task_complete_fn;
+	iscsit_worker_post(t->conn->w, &t->msg);
+}
+
+static enum scsi_task_attr map_attr(uint8_t a)
+{
+	switch (a) {
+	case 2: return SCSI_ATTR_ORDERED;
+	case 3: return SCSI_ATTR_HEAD_OF_QUEUE;
+	case 4: return SCSI_ATTR_ACA;
+	default: return SCSI_ATTR_SIMPLE; /* 0 untagged, 1 simple */
+	}
+}
+
+void iscsit_task_submit(struct iscsit_task *t)
+{
+	struct iscsit_conn *c = t->conn;
+	struct scsi_task *st = &t->st;
+
+	if (t->failed) {
+		fail_task(t, (enum scsi_sr)t->fail_sr);
+		return;
+	}
+	if (st->dir == SCSI_DIR_READ && alloc_buf(t)) {
+		fail_task(t, SR_NO_MEMORY);
+		return;
+	}
+	st->lun = scsi_lun_decode(t->lun_raw);
+	st->nexus = &c->sess->nexus;
+	st->tag = t->itt;
+	st->exp_xfer_len = t->edtl;
+	if (t->buf) {
+		t->iov.iov_base = t->buf;
+		t->iov.iov_len = t->edtl;
+		st->iov = &t->iov;
+		st->iovcnt = 1;
+	}
+	st->done = task_done_cb;
+	st->priv = t;
+	t->state = TS_EXEC;
+	c->nexec++;
+	scsi_task_execute(st);
+}
+
+/* Submit when both conditions hold: its CmdSN turn came and its data is in. */
+static void try_submit(struct iscsit_task *t)
+{
+	if (t->sn_ready && t->data_ready && t->state != TS_EXEC && t->state != TS_RESPOND)
+		iscsit_task_submit(t);
+}
+
+/* After ExpCmdSN advanced: run the commands that were waiting behind the gap. */
+static void drain_cmdsn_queue(struct iscsit_conn *c)
+{
+	struct iscsit_task *t;
+
+	while ((t = iscsit_cmdsn_ready(c->sess))) {
+		if (t->local_abort) {
+			iscsit_task_free(t);
+			continue;
+		}
+		t->counted = true;
+		t->sn_ready = true;
+		if (t->data_ready)
+			t->state = TS_CMDSN_WAIT;
+		try_submit(t);
+	}
+}
+
+/* ---------------------------------------------------------------- R2T */
+
+static void send_r2ts(struct iscsit_task *t)
+{
+	struct iscsit_conn *c = t->conn;
+	const struct iscsit_sess_params *p = &c->sess->p;
+
+	while (t->nr2t < p->max_outstanding_r2t && t->r2t_next < t->edtl) {
+		uint32_t len = t->edtl - t->r2t_next;
+		struct iscsit_r2t *r;
+		uint8_t hdr[ISCSI_BHS_LEN];
+		struct iscsi_sn sn;
+
+		if (len > p->max_burst)
+			len = p->max_burst;
+		if (t->nr2t == t->r2t_cap) {
+			unsigned cap = t->r2t_cap ? t->r2t_cap * 2 : 4;
+			struct iscsit_r2t *nr = realloc(t->r2ts, cap * sizeof(*nr));
+
+			if (!nr)
+				return; /* retried as data arrives */
+			t->r2ts = nr;
+			t->r2t_cap = cap;
+		}
+		r = &t->r2ts[t->nr2t++];
+		if (c->next_ttt == ISCSI_RSVD_TAG)
+			c->next_ttt = 1;
+		r->ttt = c->next_ttt++;
+		r->off = t->r2t_next;
+		r->len = len;
+		r->rcvd = 0;
+		r->next_sn = 0;
+		t->r2t_next += len;
+		iscsit_conn_sn(c, &sn, false); /* R2T carries StatSN but does not consume it */
+		iscsi_bhs_r2t(hdr, t->lun_raw, t->itt, r->ttt, t->r2t_sn++, r->off, r->len, &sn);
+		iscsit_tx_pdu(c, hdr, NULL, 0, false);
+	}
+}
+
+/* ---------------------------------------------------------------- SCSI Command PDU */
+
+static int refuse(struct iscsit_conn *c, struct iscsit_rx *rx, uint8_t reason)
+{
+	c->cur_reject = reason;
+	if (rx->dsl)
+		rx->discard = true;
+	return RX_CB_OK;
+}
+
+int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
+{
+	const struct iscsit_sess_params *p = &c->sess->p;
+	struct iscsi_scsi_cmd cmd;
+	struct iscsit_task *t;
+	uint8_t cdb[ISCSI_CDB_MAX];
+
+	c->cur_task = NULL;
+	c->cur_reject = 0;
+	if (p->discovery)
+		return refuse(c, rx, ISCSI_REJECT_PROTOCOL); /* no SCSI in discovery sessions */
+	if (!iscsi_parse_scsi_cmd(rx->bhs, rx->ahs, rx->ahs_len, cdb, sizeof(cdb), &cmd))
+		return refuse(c, rx, ISCSI_REJECT_INVALID_FIELD);
+	if (cmd.read && cmd.write)
+		return refuse(c, rx, ISCSI_REJECT_CMD_UNSUPP); /* bidirectional */
+	if (rx->dsl) {
+		/* Immediate data must be negotiated, belong to a write and fit the limits. */
+		if (!cmd.write || !p->immediate_data || rx->dsl > cmd.edtl ||
+		    rx->dsl > p->first_burst || rx->dsl > p->max_recv_dsl)
+			return refuse(c, rx, ISCSI_REJECT_PROTOCOL);
+	}
+	if (!cmd.final && (!cmd.write || p->initial_r2t))
+		return refuse(c, rx, ISCSI_REJECT_PROTOCOL); /* unsolicited Data-Out not allowed */
+	if (iscsit_task_find(c, cmd.itt) || cmd.itt == ISCSI_RSVD_TAG)
+		return refuse(c, rx, ISCSI_REJECT_TASK_IN_PROG);
+
+	t = task_alloc(c);
+	if (!t)
+		return refuse(c, rx, ISCSI_REJECT_LONG_OP);
+	t->itt = cmd.itt;
+	t->edtl = cmd.edtl;
+	t->cmd_sn = cmd.cmd_sn;
+	t->immediate = bhs_immediate(rx->bhs);
+	memcpy(t->lun_raw, cmd.lun, 8);
+	t->st.attr = map_attr(cmd.attr);
+	t->st.dir = cmd.write ? SCSI_DIR_WRITE : cmd.read ? SCSI_DIR_READ : SCSI_DIR_NONE;
+	if (cmd.cdb_len > SCSI_CDB_MAX) {
+		t->failed = true;
+		t->fail_sr = SR_INVALID_FIELD_IN_CDB;
+		cmd.cdb_len = SCSI_CDB_MAX;
+	}
+	memcpy(t->st.cdb, cmd.cdb, cmd.cdb_len);
+	t->st.cdb_len = (uint8_t)cmd.cdb_len;
+	if (cmd.edtl > MAX_XFER) {
+		t->failed = true;
+		t->fail_sr = SR_INVALID_FIELD_IN_CDB;
+	}
+	if (cmd.write && !t->failed) {
+		if (alloc_buf(t)) {
+			t->failed = true;
+			t->fail_sr = SR_NO_MEMORY;
+		}
+	}
+	t->unsol_open = !cmd.final;
+	if (rx->dsl) {
+		if (t->buf) {
+			struct iovec v = {t->buf, rx->dsl};
+
+			iscsit_rx_set_dst(rx, &v, 1);
+		} else {
+			rx->discard = true; /* failed task: the data is not kept */
+		}
+	}
+	c->cur_task = t;
+	return RX_CB_OK;
+}
+
+int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
+{
+	struct iscsit_session *s = c->sess;
+	const struct iscsit_sess_params *p = &s->p;
+	struct iscsit_task *t = c->cur_task;
+	enum iscsit_cmdsn_verdict v;
+
+	c->cur_task = NULL;
+	if (c->cur_reject) {
+		iscsit_send_reject(c, rx->bhs, c->cur_reject);
+		c->cur_reject = 0;
+		return RX_CB_OK;
+	}
+	v = iscsit_cmdsn_check(s, t->cmd_sn, t->immediate, !t->immediate);
+	if (v == CMDSN_DROP) {
+		/* Outside the window: silently ignored (RFC 7143 4.2.2.1). */
+		iscsit_dbg("conn %llu: CmdSN %u outside window, dropped", (unsigned long long)c->id,
+			   t->cmd_sn);
+		iscsit_task_gone(c, t->itt);
+		iscsit_task_free(t);
+		return RX_CB_OK;
+	}
+	t->counted = v == CMDSN_ACCEPT && !t->immediate;
+	t->sn_ready = v == CMDSN_ACCEPT;
+	hash_add(c, t);
+	if (rx->ddigest_bad) {
+		/* Immediate data corrupted: the command is rejected (RFC 7143 7.8). */
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_DATA_DIGEST);
+		iscsit_task_gone(c, t->itt);
+		iscsit_task_free(t);
+		if (v == CMDSN_ACCEPT)
+			drain_cmdsn_queue(c);
+		return RX_CB_OK;
+	}
+
+	if (t->st.dir == SCSI_DIR_WRITE) {
+		t->rcvd = rx->dsl;
+		/* With InitialR2T=No the initiator may follow up to FirstBurstLength unsolicited;
+		 * R2Ts solicit what comes after. */
+		if (t->unsol_open) {
+			t->unsol_len = t->edtl < p->first_burst ? t->edtl : p->first_burst;
+			if (t->unsol_len < rx->dsl)
+				t->unsol_len = rx->dsl;
+		} else {
+			t->unsol_len = rx->dsl;
+		}
+		t->unsol_rcvd = rx->dsl;
+		t->r2t_next = t->unsol_len;
+	}
+	if (v == CMDSN_QUEUE) {
+		t->state = TS_CMDSN_WAIT;
+		iscsit_cmdsn_enqueue(s, t);
+	}
+	if (t->st.dir == SCSI_DIR_WRITE && t->rcvd < t->edtl) {
+		t->state = TS_DATA_OUT;
+		if (t->failed)
+			t->r2t_next = t->edtl; /* nothing to solicit for a refused command */
+		send_r2ts(t);
+		if (t->failed && !t->unsol_open) {
+			/* no data will come for it: answer now */
+			t->data_ready = true;
+		}
+	} else {
+		t->data_ready = true;
+	}
+	if (v == CMDSN_ACCEPT) {
+		if (t->data_ready)
+			iscsit_task_submit(t);
+		drain_cmdsn_queue(c);
+	}
+	return RX_CB_OK;
+}
+
+/* ---------------------------------------------------------------- Data-Out */
+
+static int fatal(struct iscsit_rx *rx, const char *why)
+{
+	rx->why = why;
+	return RX_CB_FATAL;
+}
+
+int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
+{
+	const struct iscsit_sess_params *p = &c->sess->p;
+	const uint8_t *h = rx->bhs;
+	uint32_t itt = bhs_itt(h), ttt = bhs_w20(h), sn = bhs_w36(h), off = bhs_w40(h);
+	uint32_t dsl = rx->dsl;
+	struct iscsit_task *t;
+
+	c->cur_task = NULL;
+	c->cur_ignore = false;
+	c->cur_reject = 0;
+	c->cur_r2t = -1;
+	t = iscsit_task_find(c, itt);
+	if (!t || t->state == TS_EXEC || t->state == TS_RESPOND ||
+	    (t->state == TS_CMDSN_WAIT && t->data_ready)) {
+		if (recently_gone(c, itt) || (t && t->failed)) {
+			c->cur_ignore = true;
+		} else {
+			c->cur_reject = ISCSI_REJECT_INVALID_FIELD;
+		}
+		if (dsl)
+			rx->discard = true;
+		return RX_CB_OK;
+	}
+	if (dsl > p->max_recv_dsl)
+		return fatal(rx, "Data-Out over MaxRecvDataSegmentLength");
+	if ((uint64_t)off + dsl > t->edtl)
+		return fatal(rx, "Data-Out beyond the expected data transfer length");
+	if (ttt == ISCSI_RSVD_TAG) {
+		if (!t->unsol_open)
+			return fatal(rx, "unsolicited Data-Out not expected");
+		if ((uint64_t)off + dsl > t->unsol_len)
+			return fatal(rx, "unsolicited Data-Out beyond FirstBurstLength");
+		if (p->data_pdu_inorder && (off != t->unsol_rcvd || sn != t->unsol_next_sn))
+			return fatal(rx, "unsolicited Data-Out out of order (offset/DataSN)");
+	} else {
+		struct iscsit_r2t *r = NULL;
+
+		for (unsigned i = 0; i < t->nr2t; i++) {
+			if (t->r2ts[i].ttt == ttt) {
+				r = &t->r2ts[i];
+				c->cur_r2t = (int)i;
+				break;
+			}
+		}
+		if (!r)
+			return fatal(rx, "Data-Out with an unknown Target Transfer Tag");
+		if (off < r->off || (uint64_t)off + dsl > (uint64_t)r->off + r->len ||
+		    r->rcvd + dsl > r->len)
+			return fatal(rx, "Data-Out outside its R2T");
+		if (p->data_pdu_inorder && (off != r->off + r->rcvd || sn != r->next_sn))
+			return fatal(rx, "Data-Out out of order (offset/DataSN)");
+	}
+	c->cur_task = t;
+	if (dsl) {
+		if (t->buf) {
+			struct iovec v = {t->buf + off, dsl};
+
+			iscsit_rx_set_dst(rx, &v, 1);
+		} else {
+			rx->discard = true;
+		}
+	}
+	return RX_CB_OK;
+}
+
+int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
+{
+	struct iscsit_task *t = c->cur_task;
+	bool final = bhs_flags(rx->bhs) & ISCSI_FLAG_FINAL;
+	uint32_t dsl = rx->dsl;
+
+	c->cur_task = NULL;
+	if (c->cur_ignore)
+		return RX_CB_OK;
+	if (c->cur_reject) {
+		iscsit_send_reject(c, rx->bhs, c->cur_reject);
+		c->cur_reject = 0;
+		return RX_CB_OK;
+	}
+	if (rx->ddigest_bad) {
+		/* ERL 0: reject the PDU and end the command with a CRC error once its data
+		 * sequence is complete (RFC 7143 7.8). */
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_DATA_DIGEST);
+		if (!t->failed) {
+			t->failed = true;
+			t->fail_sr = SR_COMMAND_ABORTED;
+		}
+	}
+	if (c->cur_r2t < 0) {
+		t->unsol_rcvd += dsl;
+		t->unsol_next_sn++;
+		if (final) {
+			t->unsol_open = false;
+			if (t->unsol_rcvd < t->unsol_len)
+				return fatal(rx, "unsolicited burst ended short of FirstBurstLength");
+		}
+	} else {
+		struct iscsit_r2t *r = &t->r2ts[c->cur_r2t];
+
+		r->rcvd += dsl;
+		r->next_sn++;
+		if (r->rcvd == r->len) {
+			/* burst complete: retire it and solicit more */
+			t->r2ts[c->cur_r2t] = t->r2ts[--t->nr2t];
+			if (!t->failed)
+				send_r2ts(t);
+		} else if (final) {
+			return fatal(rx, "R2T burst ended before its desired length");
+		}
+	}
+	t->rcvd += dsl;
+	if (t->rcvd == t->edtl && !t->unsol_open && t->nr2t == 0) {
+		t->data_ready = true;
+		if (t->sn_ready)
+			try_submit(t);
+		else
+			t->state = TS_CMDSN_WAIT;
+	} else if (t->failed && !t->unsol_open && t->nr2t == 0) {
+		/* a refused write whose unsolicited data is in: nothing more will come */
+		t->data_ready = true;
+		if (t->sn_ready)
+			try_submit(t);
+	}
+	return RX_CB_OK;
+}
+
+/* ---------------------------------------------------------------- teardown */
+
+void iscsit_conn_drop_tasks(struct iscsit_conn *c)
+{
+	for (unsigned b = 0; b < ISCSIT_ITT_BUCKETS; b++) {
+		struct iscsit_task *t = c->itt[b];
+
+		while (t) {
+			struct iscsit_task *nx = t->hnext;
+
+			if (t->state == TS_DATA_OUT || t->state == TS_CMDSN_WAIT) {
+				if (t->in_waitq && c->sess) {
+					struct iscsit_session *s = c->sess;
+
+					pthread_mutex_lock(&s->lock);
+					for (struct iscsit_task **pp = &s->waitq; *pp;
+					     pp = &(*pp)->qnext) {
+						if (*pp == t) {
+							*pp = t->qnext;
+							break;
+						}
+					}
+					t->in_waitq = false;
+					pthread_mutex_unlock(&s->lock);
+				}
+				iscsit_task_free(t);
+			}
+			t = nx;
+		}
+	}
+}

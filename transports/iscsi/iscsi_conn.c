@@ -1,0 +1,448 @@
+/* Connection lifetime: created when a worker adopts an accepted socket, fed by the receive
+ * state machine, closed on error/logout/timeout, freed once every task it sent into the SCSI
+ * core has come back.  All of it runs on the connection's worker thread. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transports/iscsi/iscsi_int.h"
+
+#define RX_PDU_BUDGET 64   /* PDUs per connection per loop round, for fairness */
+#define TX_HIGH       1024 /* queued entries above which we stop reading */
+#define TX_LOW        256
+#define LOGIN_TIMEOUT 30   /* seconds from accept to full feature phase */
+
+static ssize_t sock_recv(void *src, const struct iovec *iov, int iovcnt)
+{
+	struct iscsit_conn *c = src;
+
+	return readv(c->fd, iov, iovcnt);
+}
+
+static void update_events(struct iscsit_conn *c)
+{
+	uint32_t ev = 0;
+	bool off = c->rx_paused || c->tx_backlog || c->state == CONN_CLOSING;
+
+	if (c->fd < 0)
+		return;
+	if (!off)
+		ev |= EPOLLIN | EPOLLRDHUP;
+	if (c->tx.blocked)
+		ev |= EPOLLOUT;
+	if (off != c->rx_off || c->tx.blocked != c->want_out) {
+		c->rx_off = off;
+		c->want_out = c->tx.blocked;
+		iscsit_worker_modify(c->w, c->fd, c, ev);
+	}
+}
+
+void iscsit_conn_mark_dirty(struct iscsit_conn *c)
+{
+	if (c->on_dirty || c->state == CONN_CLOSING)
+		return;
+	c->on_dirty = true;
+	c->dirty_next = c->w->dirty;
+	c->w->dirty = c;
+}
+
+void iscsit_conn_mark_ready(struct iscsit_conn *c)
+{
+	if (c->on_ready || c->state == CONN_CLOSING)
+		return;
+	c->on_ready = true;
+	c->ready_next = c->w->ready;
+	c->w->ready = c;
+}
+
+void iscsit_conn_pause(struct iscsit_conn *c)
+{
+	c->rx_paused = true;
+	update_events(c);
+}
+
+void iscsit_conn_resume(struct iscsit_conn *c)
+{
+	if (c->state == CONN_CLOSING)
+		return;
+	c->rx_paused = false;
+	update_events(c);
+	iscsit_conn_mark_ready(c);
+}
+
+void iscsit_conn_sn(struct iscsit_conn *c, struct iscsi_sn *sn, bool advance)
+{
+	sn->stat_sn = advance ? c->stat_sn++ : c->stat_sn;
+	if (c->sess) {
+		sn->exp_cmd_sn = iscsit_session_exp_cmd_sn(c->sess);
+		sn->max_cmd_sn = iscsit_session_max_cmd_sn(c->sess);
+	} else {
+		sn->exp_cmd_sn = c->login_cmd_sn;
+		sn->max_cmd_sn = c->login_cmd_sn;
+	}
+}
+
+void iscsit_send_reject(struct iscsit_conn *c, const uint8_t *bhs, uint8_t reason)
+{
+	uint8_t hdr[ISCSI_BHS_LEN];
+	struct iscsi_sn sn;
+
+	iscsit_conn_sn(c, &sn, true);
+	iscsi_bhs_reject(hdr, reason, &sn);
+	iscsit_tx_pdu(c, hdr, bhs, ISCSI_BHS_LEN, true);
+	iscsit_dbg("conn %llu: Reject %s reason %#x", (unsigned long long)c->id,
+		   iscsi_opcode_name(bhs_opcode(bhs)), reason);
+}
+
+void iscsit_conn_request_logout(struct iscsit_conn *c, unsigned secs)
+{
+	uint8_t hdr[ISCSI_BHS_LEN];
+	struct iscsi_sn sn;
+
+	if (c->state != CONN_FFP || c->async_logout_sent)
+		return;
+	c->async_logout_sent = true;
+	iscsit_conn_sn(c, &sn, true);
+	iscsi_bhs_async(hdr, ISCSI_ASYNC_LOGOUT_REQ, 0, 0, (uint16_t)secs, &sn, 0);
+	iscsit_tx_pdu(c, hdr, NULL, 0, false);
+}
+
+/* ---------------------------------------------------------------- receive dispatch */
+
+static bool op_has_scratch_data(uint8_t op)
+{
+	return op == ISCSI_OP_NOP_OUT || op == ISCSI_OP_TEXT_REQ || op == ISCSI_OP_LOGIN_REQ;
+}
+
+static int on_header(void *ctx, struct iscsit_rx *rx)
+{
+	struct iscsit_conn *c = ctx;
+	uint8_t op = bhs_opcode(rx->bhs);
+
+	if (c->state == CONN_LOGIN) {
+		/* Only Login Requests until the full feature phase (RFC 7143 6.1). */
+		if (op != ISCSI_OP_LOGIN_REQ) {
+			rx->why = "non-login PDU during login";
+			return RX_CB_FATAL;
+		}
+		if (rx->dsl > 8192 || rx->ahs_len) {
+			rx->why = "login PDU too large";
+			return RX_CB_FATAL;
+		}
+		return RX_CB_OK;
+	}
+	switch (op) {
+	case ISCSI_OP_SCSI_CMD:
+		return iscsit_cmd_header(c, rx);
+	case ISCSI_OP_DATA_OUT:
+		return iscsit_dataout_header(c, rx);
+	default:
+		/* Anything else is bounded by our MaxRecvDataSegmentLength; the rx machine
+		 * discards an oversized segment and on_pdu rejects the PDU. */
+		if (!op_has_scratch_data(op) && rx->dsl)
+			rx->discard = true;
+		return RX_CB_OK;
+	}
+}
+
+static int on_pdu(void *ctx, struct iscsit_rx *rx)
+{
+	struct iscsit_conn *c = ctx;
+	uint8_t op = bhs_opcode(rx->bhs);
+
+	c->last_rx = c->w->now;
+	c->nop_ttt = ISCSI_RSVD_TAG; /* any PDU proves the initiator alive */
+	c->w->pdus_in++;
+	if (c->state == CONN_LOGIN)
+		return iscsit_login_pdu(c, rx);
+	if (c->state == CONN_CLOSING)
+		return RX_CB_PAUSE;
+
+	switch (op) {
+	case ISCSI_OP_SCSI_CMD:
+		return iscsit_cmd_pdu(c, rx);
+	case ISCSI_OP_DATA_OUT:
+		return iscsit_dataout_pdu(c, rx);
+	default:
+		break;
+	}
+	if (rx->discard) {
+		/* data segment over MaxRecvDataSegmentLength (RFC 7143 13.12) */
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_PROTOCOL);
+		return RX_CB_OK;
+	}
+	if (rx->ddigest_bad) {
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_DATA_DIGEST);
+		return RX_CB_OK;
+	}
+	switch (op) {
+	case ISCSI_OP_NOP_OUT:
+		return iscsit_nop_pdu(c, rx);
+	case ISCSI_OP_TEXT_REQ:
+		return iscsit_text_pdu(c, rx);
+	case ISCSI_OP_TMF_REQ:
+		return iscsit_tmf_pdu(c, rx);
+	case ISCSI_OP_LOGOUT_REQ:
+		return iscsit_logout_pdu(c, rx);
+	case ISCSI_OP_SNACK_REQ:
+		/* ErrorRecoveryLevel 0: nothing to retransmit from */
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_SNACK);
+		return RX_CB_OK;
+	case ISCSI_OP_LOGIN_REQ:
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_PROTOCOL);
+		return RX_CB_OK;
+	default:
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_CMD_UNSUPP);
+		return RX_CB_OK;
+	}
+}
+
+static const struct iscsit_rx_ops rx_ops = {
+	.on_header = on_header,
+	.on_pdu = on_pdu,
+};
+
+void iscsit_conn_input(struct iscsit_conn *c)
+{
+	enum iscsit_rx_result r;
+
+	if (c->state == CONN_CLOSING || c->rx_paused || c->tx_backlog)
+		return;
+	r = iscsit_rx_run(&c->rx, sock_recv, c, &rx_ops, c, RX_PDU_BUDGET);
+	switch (r) {
+	case RX_WOULD_BLOCK:
+	case RX_PAUSED:
+		break;
+	case RX_BUDGET:
+		iscsit_conn_mark_ready(c);
+		break;
+	case RX_EOF:
+	case RX_ERROR:
+		if (c->state != CONN_CLOSING)
+			iscsit_conn_close(c, c->rx.why ? c->rx.why : "receive failed");
+		return;
+	}
+	if (c->state != CONN_CLOSING && !c->rx_paused && iscsit_rx_staged(&c->rx))
+		iscsit_conn_mark_ready(c);
+}
+
+void iscsit_conn_output(struct iscsit_conn *c)
+{
+	if (c->state == CONN_CLOSING)
+		return;
+	if (iscsit_tx_flush(c) < 0) {
+		iscsit_conn_close(c, "send failed");
+		return;
+	}
+	c->w->pdus_out = c->tx.pdus;
+	if (c->close_after_flush && !c->tx.head && !c->tx.s_count) {
+		iscsit_conn_close(c, c->close_why ? c->close_why : "logged out");
+		return;
+	}
+	/* Backpressure: an initiator that does not read must not make us queue forever. */
+	if (!c->tx_backlog && c->tx.nqueued > TX_HIGH)
+		c->tx_backlog = true;
+	else if (c->tx_backlog && c->tx.nqueued < TX_LOW) {
+		c->tx_backlog = false;
+		iscsit_conn_mark_ready(c);
+	}
+	update_events(c);
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p)
+{
+	struct iscsit_ctx *ctx = w->ctx;
+	struct iscsit_conn *c = calloc(1, sizeof(*c));
+	socklen_t len;
+
+	if (!c || iscsit_rx_init(&c->rx)) {
+		free(c);
+		atomic_fetch_sub(&w->nconns, 1);
+		return NULL;
+	}
+	c->id = atomic_fetch_add(&ctx->next_conn_id, 1) + 1;
+	c->ctx = ctx;
+	c->w = w;
+	c->fd = fd;
+	c->portal = p;
+	c->state = CONN_LOGIN;
+	c->nop_ttt = ISCSI_RSVD_TAG;
+	c->next_ttt = 1;
+	c->login_start = c->last_rx = w->now;
+	len = sizeof(c->peer);
+	getpeername(fd, (struct sockaddr *)&c->peer, &len);
+	len = sizeof(c->local);
+	getsockname(fd, (struct sockaddr *)&c->local, &len);
+	iscsit_sockaddr_str(&c->peer, c->peer_str, sizeof(c->peer_str), true);
+	iscsit_sockaddr_str(&c->local, c->local_str, sizeof(c->local_str), true);
+	if (iscsit_worker_watch(w, fd, c, EPOLLIN | EPOLLRDHUP)) {
+		iscsit_rx_free(&c->rx);
+		free(c);
+		atomic_fetch_sub(&w->nconns, 1);
+		return NULL;
+	}
+	c->wnext = w->conns;
+	if (w->conns)
+		w->conns->wprev = c;
+	w->conns = c;
+	atomic_fetch_add(&ctx->nconns, 1);
+	iscsit_log("conn %llu: %s -> %s (portal %s) served by worker %u on cpu %d",
+		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, w->idx, w->cpu);
+	return c;
+}
+
+void iscsit_conn_close(struct iscsit_conn *c, const char *why)
+{
+	if (c->state == CONN_CLOSING)
+		return;
+	iscsit_log("conn %llu: %s closed: %s (rx %llu PDUs/%llu bytes, tx %llu PDUs/%llu bytes)",
+		   (unsigned long long)c->id, c->peer_str, why, (unsigned long long)c->rx.pdus,
+		   (unsigned long long)c->rx.bytes, (unsigned long long)c->tx.pdus,
+		   (unsigned long long)c->tx.bytes);
+	c->state = CONN_CLOSING;
+	if (c->fd >= 0) {
+		iscsit_worker_unwatch(c->w, c->fd);
+		shutdown(c->fd, SHUT_RDWR);
+		close(c->fd);
+		c->fd = -1;
+	}
+	iscsit_tx_discard(c);
+	iscsit_login_free(c);
+	iscsit_conn_drop_tasks(c);
+	iscsit_text_free(&c->text_rsp);
+	if (c->wait_for) {
+		/* we were waiting for an old session to go: stop waiting */
+		pthread_mutex_lock(&c->ctx->sess_lock);
+		if (c->wait_for && c->wait_for->waiter == c)
+			c->wait_for->waiter = NULL;
+		c->wait_for = NULL;
+		pthread_mutex_unlock(&c->ctx->sess_lock);
+	}
+	iscsit_conn_maybe_free(c);
+}
+
+void iscsit_conn_maybe_free(struct iscsit_conn *c)
+{
+	struct iscsit_ctx *ctx = c->ctx;
+	struct iscsit_worker *w = c->w;
+	struct iscsit_session *s = c->sess;
+
+	if (c->state != CONN_CLOSING || c->ntasks || c->ntmf)
+		return;
+	/* Detach from the session under the table lock, so that nobody finds c through it
+	 * once we decided to free (posters take a reference under the same lock). */
+	pthread_mutex_lock(&ctx->sess_lock);
+	if (atomic_load(&c->refs)) {
+		pthread_mutex_unlock(&ctx->sess_lock);
+		return;
+	}
+	if (s && s->conn == c)
+		s->conn = NULL;
+	pthread_mutex_unlock(&ctx->sess_lock);
+
+	if (c->on_ready || c->on_dirty) {
+		/* unlink from the worker's round lists */
+		for (struct iscsit_conn **pp = &w->ready; *pp; pp = &(*pp)->ready_next)
+			if (*pp == c) {
+				*pp = c->ready_next;
+				break;
+			}
+		for (struct iscsit_conn **pp = &w->dirty; *pp; pp = &(*pp)->dirty_next)
+			if (*pp == c) {
+				*pp = c->dirty_next;
+				break;
+			}
+	}
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		w->conns = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	if (s)
+		iscsit_session_release(s);
+	iscsit_rx_free(&c->rx);
+	free(c);
+	atomic_fetch_sub(&w->nconns, 1);
+	if (atomic_fetch_sub(&ctx->nconns, 1) == 1) {
+		pthread_mutex_lock(&ctx->drain_lock);
+		pthread_cond_broadcast(&ctx->drain_cv);
+		pthread_mutex_unlock(&ctx->drain_lock);
+	}
+}
+
+void iscsit_conn_put(struct iscsit_conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		iscsit_conn_maybe_free(c);
+}
+
+struct close_msg {
+	struct iscsit_msg m;
+	struct iscsit_conn *c;
+	const char *why;
+};
+
+static void close_fn(struct iscsit_msg *m)
+{
+	struct close_msg *cm = (struct close_msg *)m;
+	struct iscsit_conn *c = cm->c;
+
+	iscsit_conn_close(c, cm->why);
+	free(cm);
+	iscsit_conn_put(c);
+}
+
+void iscsit_conn_close_async(struct iscsit_conn *c, const char *why)
+{
+	struct close_msg *cm = malloc(sizeof(*cm));
+
+	/* Caller holds ctx->sess_lock (c found through a session), so c is alive here. */
+	if (!cm)
+		return;
+	atomic_fetch_add(&c->refs, 1);
+	cm->m.fn = close_fn;
+	cm->c = c;
+	cm->why = why;
+	iscsit_worker_post(c->w, &cm->m);
+}
+
+void iscsit_conn_enter_ffp(struct iscsit_conn *c)
+{
+	c->state = CONN_FFP;
+	c->rx.hdigest_on = c->sess->p.header_digest;
+	c->rx.ddigest_on = c->sess->p.data_digest;
+	c->rx.max_dsl = c->sess->p.max_recv_dsl;
+	c->last_rx = c->w->now;
+}
+
+void iscsit_conn_tick(struct iscsit_conn *c, time_t now)
+{
+	const struct iscsit_tgt_params *tp;
+
+	switch (c->state) {
+	case CONN_LOGIN:
+		if (now - c->login_start > LOGIN_TIMEOUT)
+			iscsit_conn_close(c, "login timeout");
+		return;
+	case CONN_FFP:
+		break;
+	default:
+		return;
+	}
+	tp = c->tgt ? &c->tgt->params : &c->ctx->disc_params;
+	if (c->nop_ttt != ISCSI_RSVD_TAG) {
+		if (now - c->nop_sent >= (time_t)tp->nop_in_timeout) {
+			iscsit_conn_close(c, "no answer to NOP-In (NopInTimeout)");
+			return;
+		}
+	}
+	if (tp->nop_in_interval && c->nop_ttt == ISCSI_RSVD_TAG &&
+	    now - c->last_rx >= (time_t)tp->nop_in_interval)
+		iscsit_nop_ping(c);
+}

@@ -1,0 +1,475 @@
+/* Internal model of the iSCSI target: the transport instance, its targets and portals, worker
+ * threads, connections, sessions and tasks.  Shared by the iscsi_*.c files only.
+ *
+ * Threading: every connection belongs to one worker thread, which alone touches it (rx, tx,
+ * login, its tasks).  Other threads talk to a worker only by posting a struct iscsit_msg to
+ * its inbox (a lock-free list plus an eventfd), which is how backstore completions come back.
+ * The session table has a mutex used at login/logout only; the I/O path takes no global lock. */
+#ifndef UTGT_ISCSI_INT_H
+#define UTGT_ISCSI_INT_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "scsi/scsi_task.h"
+#include "target/tgt_model.h"
+#include "transports/iscsi/iscsi_params.h"
+#include "transports/iscsi/iscsi_pdu.h"
+#include "transports/iscsi/iscsi_rx.h"
+
+struct iscsit_ctx;
+struct iscsit_worker;
+struct iscsit_conn;
+struct iscsit_session;
+struct iscsit_task;
+
+/* ---------------------------------------------------------------- logging */
+void iscsit_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int iscsit_debug; /* UTGT_ISCSI_DEBUG=1 in the environment */
+#define iscsit_dbg(...)                                                                            \
+	do {                                                                                       \
+		if (iscsit_debug)                                                                  \
+			iscsit_log(__VA_ARGS__);                                                   \
+	} while (0)
+
+/* ---------------------------------------------------------------- cross-thread messages */
+struct iscsit_msg {
+	struct iscsit_msg *next;
+	void (*fn)(struct iscsit_msg *m);
+};
+
+/* ---------------------------------------------------------------- configuration */
+struct iscsit_chap_user {
+	char name[256];
+	char secret[256];
+};
+
+struct iscsit_auth {
+	struct iscsit_chap_user *in; /* IncomingUser: initiators we accept */
+	unsigned nin;
+	struct iscsit_chap_user out; /* OutgoingUser: how we answer a mutual challenge */
+	bool has_out;
+};
+
+struct iscsit_portal {
+	int fd;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char str[80];  /* "127.0.0.1:3260" / "[::1]:3260" as configured */
+	bool wildcard; /* 0.0.0.0 or :: */
+	uint16_t port;
+	int family;
+};
+
+/* TCP tunables (driver level; a target may override). */
+struct iscsit_sockopts {
+	bool nodelay;
+	int sndbuf, rcvbuf; /* 0 = kernel default */
+};
+
+struct iscsit_tgt {
+	const struct tgt_target *t;
+	const char *name;
+	char alias[256];
+	struct iscsit_tgt_params params;
+	struct iscsit_auth auth;
+	char **allowed_portals; /* patterns on "addr" or "addr:port"; NULL = every portal */
+	unsigned nallowed;
+	uint16_t tpgt;
+	uint16_t rel_tgt_id;
+	unsigned max_sessions; /* 0 = unlimited */
+	struct iscsit_sockopts sockopts; /* target override of the driver's TCP options */
+	bool has_sockopts;
+	atomic_uint nsessions;
+};
+
+/* ---------------------------------------------------------------- the transport instance */
+struct iscsit_ctx {
+	const struct tgt_config *cfg;
+	const struct tgt_driver *drv;
+	struct iscsit_tgt *tgts;
+	unsigned ntgts;
+	struct iscsit_portal *portals;
+	unsigned nportals;
+	struct iscsit_auth disc_auth; /* driver-level IncomingUser/OutgoingUser: discovery */
+	struct iscsit_tgt_params disc_params;
+	struct iscsit_sockopts sockopts;
+
+	struct iscsit_worker *workers;
+	unsigned nworkers;
+	atomic_uint next_worker;
+
+	pthread_mutex_t sess_lock; /* session table, TSIH allocation */
+	struct iscsit_session *sessions;
+	uint16_t next_tsih;
+	atomic_uint nconns;     /* connections alive, for the drain at stop */
+	atomic_bool stopping;
+	pthread_mutex_t drain_lock;
+	pthread_cond_t drain_cv;
+	atomic_uint_fast64_t next_conn_id;
+};
+
+/* ---------------------------------------------------------------- worker threads */
+struct iscsit_worker {
+	struct iscsit_ctx *ctx;
+	unsigned idx;
+	int cpu; /* -1 when not pinned */
+	pthread_t thr;
+	bool started;
+	int epfd, evfd;
+	_Atomic(struct iscsit_msg *) inbox;
+	struct iscsit_msg *local_head, *local_tail; /* posted from this worker itself */
+	struct iscsit_conn *conns;     /* every connection this worker serves */
+	struct iscsit_conn *ready;     /* connections with staged input to process */
+	struct iscsit_conn *dirty;     /* connections with output to flush */
+	atomic_uint nconns;
+	atomic_bool stop;
+	time_t now;
+	/* counters */
+	uint64_t wakeups, msgs, pdus_in, pdus_out;
+};
+
+/* Post m to worker w from any thread; m->fn(m) runs on w's thread. */
+void iscsit_worker_post(struct iscsit_worker *w, struct iscsit_msg *m);
+/* Is the calling thread w? */
+bool iscsit_on_worker(const struct iscsit_worker *w);
+int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t errlen);
+void iscsit_workers_stop(struct iscsit_ctx *ctx);
+/* Hand an accepted socket to the least loaded worker. */
+void iscsit_worker_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal);
+/* Epoll registration helpers (the worker owns its epoll set). */
+int iscsit_worker_watch(struct iscsit_worker *w, int fd, void *ptr, uint32_t events);
+void iscsit_worker_unwatch(struct iscsit_worker *w, int fd);
+void iscsit_worker_modify(struct iscsit_worker *w, int fd, void *ptr, uint32_t events);
+
+/* ---------------------------------------------------------------- transmit queue */
+enum iscsit_txe_kind {
+	TXE_PDU,    /* one prebuilt PDU: hdr + optional data */
+	TXE_DATAIN, /* a read's Data-In PDUs, generated lazily from the task's buffer */
+};
+
+struct iscsit_txe {
+	struct iscsit_txe *next;
+	enum iscsit_txe_kind kind;
+	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
+	const void *data;
+	uint32_t dlen;
+	void *owned;                        /* freed after the PDU went out */
+	struct iscsit_task *task;           /* TXE_DATAIN, or a response that ends a task */
+	void (*sent)(struct iscsit_txe *e); /* after the last byte went out (or was dropped) */
+	bool close_after;                   /* close the connection once sent (Logout, login fail) */
+	bool nodigest;                      /* login PDUs: digests start after the login phase */
+	uint8_t inline_data[2 + SCSI_SENSE_MAX + 2];
+};
+
+#define ISCSIT_TX_SLOTS 64
+
+struct iscsit_tx_slot {
+	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
+	uint8_t trailer[8]; /* pad + data digest */
+	struct iovec iov[3];
+	int iovcnt;
+	size_t len, off;
+	struct iscsit_txe *owner;
+	bool last; /* last slot of its owner */
+};
+
+struct iscsit_tx {
+	struct iscsit_txe *head, *tail; /* not yet turned into slots */
+	unsigned nqueued;
+	struct iscsit_tx_slot slots[ISCSIT_TX_SLOTS];
+	unsigned s_head, s_count; /* ring of slots being written */
+	uint64_t bytes, pdus;
+	bool blocked; /* last send hit EAGAIN: waiting for EPOLLOUT */
+};
+
+/* ---------------------------------------------------------------- tasks */
+enum iscsit_task_state {
+	TS_DATA_OUT,  /* collecting write data (immediate, unsolicited, R2T) */
+	TS_CMDSN_WAIT,/* waiting for its CmdSN turn */
+	TS_EXEC,      /* in the SCSI core */
+	TS_RESPOND,   /* response queued for transmission */
+};
+
+struct iscsit_r2t {
+	uint32_t ttt, off, len, rcvd, next_sn;
+};
+
+struct iscsit_task {
+	struct scsi_task st;
+	struct iscsit_msg msg; /* completion, posted back from the core's thread */
+	struct iscsit_conn *conn;
+	struct iscsit_task *hnext; /* ITT hash chain */
+	struct iscsit_task *qnext; /* CmdSN wait queue */
+	enum iscsit_task_state state;
+	uint32_t itt, cmd_sn, edtl;
+	uint8_t lun_raw[8];
+	bool immediate;
+	bool counted;      /* occupies a slot of the CmdSN window */
+	bool in_hash;
+	bool local_abort;  /* aborted before reaching the core: no response */
+	bool sn_ready;     /* its CmdSN turn came */
+	bool in_waitq;     /* in the session's CmdSN queue */
+	bool data_ready;   /* all write data is in (or none was needed) */
+	bool failed;       /* answer with fail_sr instead of executing */
+	int fail_sr;       /* enum scsi_sr */
+	uint8_t *buf;
+	uint32_t buflen;
+	struct iovec iov;
+	/* write data */
+	uint32_t rcvd;         /* data-out bytes placed */
+	uint32_t unsol_len;    /* unsolicited bytes expected (immediate + Data-Out burst) */
+	uint32_t unsol_rcvd;
+	uint32_t unsol_next_sn;
+	bool unsol_open;       /* unsolicited Data-Out still expected */
+	uint32_t r2t_next;     /* first offset not yet solicited */
+	uint32_t r2t_sn;
+	struct iscsit_r2t *r2ts;
+	unsigned nr2t, r2t_cap;
+	/* data-in */
+	uint32_t din_len, din_off, din_sn;
+	uint32_t stat_sn;      /* reserved when the Data-In stream with status is queued */
+	bool din_status;       /* status rides in the last Data-In */
+	uint32_t exp_data_sn;  /* for the SCSI Response: Data-In PDUs + R2Ts sent */
+	uint8_t cdb_ext[ISCSI_CDB_MAX];
+};
+
+/* ---------------------------------------------------------------- connections */
+enum iscsit_conn_state {
+	CONN_LOGIN,
+	CONN_LOGIN_WAIT, /* final login step waits for an old session to go (reinstatement) */
+	CONN_FFP,
+	CONN_LOGOUT,     /* Logout received: answering once in-flight commands are done */
+	CONN_CLOSING,    /* socket shut; waiting for tasks in the core to come back */
+};
+
+struct iscsit_login;
+
+#define ISCSIT_ITT_BUCKETS 256
+
+struct iscsit_conn {
+	uint64_t id;
+	struct iscsit_ctx *ctx;
+	struct iscsit_worker *w;
+	struct iscsit_conn *wprev, *wnext; /* worker's list */
+	struct iscsit_conn *ready_next, *dirty_next;
+	bool on_ready, on_dirty;
+	int fd;
+	struct iscsit_portal *portal;
+	struct sockaddr_storage peer, local;
+	char peer_str[80], local_str[80];
+	enum iscsit_conn_state state;
+	bool rx_off;      /* EPOLLIN withdrawn (closing, paused, or tx backlog) */
+	bool want_out;    /* EPOLLOUT registered */
+	atomic_int refs;  /* messages in flight that name this connection */
+	bool rx_paused;   /* a handler paused input (login wait, logout) */
+	bool tx_backlog;  /* too much output queued: stop reading until it drains */
+	uint32_t login_cmd_sn; /* ExpCmdSN before a session exists */
+	unsigned ntasks;  /* tasks alive (any state) */
+	unsigned ntmf;    /* TMFs in the core */
+	struct iscsit_rx rx;
+	struct iscsit_tx tx;
+	struct iscsit_login *login;
+	struct iscsit_session *sess;
+	struct iscsit_tgt *tgt; /* NULL for discovery */
+	uint16_t cid;
+	uint32_t stat_sn;
+	uint32_t exp_stat_sn;
+	uint32_t next_ttt;
+	struct iscsit_task *itt[ISCSIT_ITT_BUCKETS];
+	unsigned nexec;   /* tasks inside the SCSI core */
+	/* the PDU between on_header and on_pdu */
+	struct iscsit_task *cur_task;
+	int cur_r2t;      /* index in cur_task->r2ts, -1 for unsolicited data */
+	uint8_t cur_reject; /* reject reason for the PDU being received, 0 = none */
+	bool cur_ignore;  /* Data-Out for a task that is gone: drop quietly */
+	/* recently finished or refused ITTs whose Data-Out we drop quietly */
+	uint32_t gone_itt[16];
+	unsigned gone_pos;
+	/* Text continuation (long SendTargets answers) */
+	struct iscsit_text text_rsp;
+	size_t text_off;
+	uint32_t text_ttt, text_itt;
+	/* liveness */
+	time_t last_rx, login_start, nop_sent;
+	uint32_t nop_ttt; /* outstanding target ping, or ISCSI_RSVD_TAG */
+	/* Logout */
+	uint32_t logout_itt;
+	uint8_t logout_reason;
+	bool close_after_flush; /* a Logout/login-failure answer went out: close now */
+	const char *close_why;
+	/* reinstatement */
+	struct iscsit_session *wait_for;
+	struct iscsit_msg resume_msg;
+	struct iscsit_msg close_msg;
+	bool close_msg_busy;
+	bool async_logout_sent;
+};
+
+/* iscsi_conn.c */
+struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p);
+void iscsit_conn_input(struct iscsit_conn *c);     /* socket readable / staged data */
+void iscsit_conn_output(struct iscsit_conn *c);    /* socket writable */
+void iscsit_conn_close(struct iscsit_conn *c, const char *why);
+void iscsit_conn_put(struct iscsit_conn *c);       /* drop a reference; may free */
+void iscsit_conn_maybe_free(struct iscsit_conn *c);
+void iscsit_conn_pause(struct iscsit_conn *c);
+void iscsit_conn_resume(struct iscsit_conn *c);
+void iscsit_conn_tick(struct iscsit_conn *c, time_t now); /* NOP-In, timeouts */
+void iscsit_conn_mark_dirty(struct iscsit_conn *c);
+void iscsit_conn_mark_ready(struct iscsit_conn *c);
+/* Ask c's worker (from any thread) to close c. */
+void iscsit_conn_close_async(struct iscsit_conn *c, const char *why);
+/* Digests and limits take effect (end of login). */
+void iscsit_conn_enter_ffp(struct iscsit_conn *c);
+/* The StatSN/ExpCmdSN/MaxCmdSN a response carries; advance: consume a StatSN. */
+void iscsit_conn_sn(struct iscsit_conn *c, struct iscsi_sn *sn, bool advance);
+/* Queue a Reject for the PDU whose header is bhs. */
+void iscsit_send_reject(struct iscsit_conn *c, const uint8_t *bhs, uint8_t reason);
+/* Send an Async Message asking the initiator to log out within `secs`. */
+void iscsit_conn_request_logout(struct iscsit_conn *c, unsigned secs);
+
+/* ---------------------------------------------------------------- sessions */
+struct iscsit_session {
+	struct iscsit_session *next;
+	struct iscsit_ctx *ctx;
+	struct iscsit_tgt *tgt; /* NULL for discovery */
+	uint8_t isid[6];
+	uint16_t tsih;
+	struct iscsit_sess_params p;
+	struct scsi_nexus nexus;
+	bool nexus_registered;
+	bool in_table;
+	pthread_mutex_t lock; /* CmdSN state below (connections of a session may be on 2 workers) */
+	uint32_t exp_cmd_sn;
+	uint32_t inflight;    /* non-immediate commands accepted and not yet answered */
+	uint32_t queued_cmds; /* window size */
+	struct iscsit_task *waitq; /* out-of-order SCSI commands, sorted by CmdSN */
+	struct iscsit_conn *conn;  /* MaxConnections is 1: the one connection */
+	struct iscsit_conn *waiter; /* a login waiting for this session to go (reinstatement) */
+	bool closing;
+	time_t created;
+};
+
+/* iscsi_session.c */
+/* Find a session by TSIH. Caller holds ctx->sess_lock. */
+struct iscsit_session *iscsit_session_by_tsih(struct iscsit_ctx *ctx, uint16_t tsih);
+/* Same I_T nexus name (ISID + initiator + target): reinstatement candidate. */
+struct iscsit_session *iscsit_session_by_isid(struct iscsit_ctx *ctx, const uint8_t isid[6],
+					      const char *iname, const struct iscsit_tgt *t,
+					      bool discovery);
+struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
+					     const struct iscsit_sess_params *p,
+					     const uint8_t isid[6], uint32_t cmd_sn);
+/* The connection is gone and its tasks are done: end the session. */
+void iscsit_session_release(struct iscsit_session *s);
+/* MaxCmdSN as of now. */
+uint32_t iscsit_session_max_cmd_sn(struct iscsit_session *s);
+uint32_t iscsit_session_exp_cmd_sn(struct iscsit_session *s);
+
+enum iscsit_cmdsn_verdict {
+	CMDSN_ACCEPT, /* in order: process now */
+	CMDSN_QUEUE,  /* in the window but ahead of a gap: wait */
+	CMDSN_DROP,   /* outside the window: silently ignore (RFC 7143 4.2.2.1) */
+};
+/* Check and consume a CmdSN (non-immediate PDUs advance ExpCmdSN; commands count against the
+ * window until answered). */
+enum iscsit_cmdsn_verdict iscsit_cmdsn_check(struct iscsit_session *s, uint32_t cmd_sn,
+					     bool immediate, bool counts);
+/* A command's response was queued: its window slot frees up. */
+void iscsit_cmdsn_release(struct iscsit_session *s);
+/* Queue a SCSI command task behind a CmdSN gap; tasks whose turn came are returned. */
+void iscsit_cmdsn_enqueue(struct iscsit_session *s, struct iscsit_task *t);
+struct iscsit_task *iscsit_cmdsn_ready(struct iscsit_session *s);
+
+/* ---------------------------------------------------------------- per-PDU handlers */
+/* iscsi_login.c */
+int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+void iscsit_login_free(struct iscsit_conn *c);
+void iscsit_login_resume(struct iscsit_conn *c); /* the old session went: finish the login */
+/* iscsi_text.c */
+int iscsit_text_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+/* Build the SendTargets answer (also used by the unit tests). */
+void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *iname,
+			const struct sockaddr_storage *local, const struct iscsit_portal *via,
+			const struct iscsit_tgt *session_tgt, struct iscsit_text *out);
+/* Does this target accept logins through portal p reached at local address `local`? */
+bool iscsit_portal_allowed(const struct iscsit_tgt *t, const struct iscsit_portal *p,
+			   const struct sockaddr_storage *local);
+/* iscsi_cmd.c */
+int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx);
+int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx);
+int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+void iscsit_task_free(struct iscsit_task *t);
+void iscsit_task_submit(struct iscsit_task *t); /* its CmdSN turn came */
+struct iscsit_task *iscsit_task_find(struct iscsit_conn *c, uint32_t itt);
+void iscsit_conn_drop_tasks(struct iscsit_conn *c); /* closing: free tasks not in the core */
+void iscsit_task_gone(struct iscsit_conn *c, uint32_t itt);
+/* iscsi_tmf.c */
+int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+/* iscsi_nop.c */
+int iscsit_nop_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+void iscsit_nop_ping(struct iscsit_conn *c);
+/* iscsi_logout.c */
+int iscsit_logout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
+void iscsit_logout_maybe_answer(struct iscsit_conn *c);
+
+/* ---------------------------------------------------------------- transmit (iscsi_tx.c) */
+struct iscsit_txe *iscsit_txe_new(void);
+void iscsit_tx_queue(struct iscsit_conn *c, struct iscsit_txe *e);
+/* Build a header-only or small PDU and queue it.  data is copied when copy is set. */
+struct iscsit_txe *iscsit_tx_pdu(struct iscsit_conn *c, const uint8_t *hdr, const void *data,
+				 uint32_t dlen, bool copy);
+/* Write as much as the socket takes.  Returns 0, or -1 when the connection failed. */
+int iscsit_tx_flush(struct iscsit_conn *c);
+/* Drop everything queued (connection closing); runs each entry's sent() so tasks are freed. */
+void iscsit_tx_discard(struct iscsit_conn *c);
+/* Pure part, for tests: turn queued entries into slots and fill iov (returns count). */
+int iscsit_tx_build_iov(struct iscsit_conn *c, struct iovec *iov, int max);
+void iscsit_tx_consumed(struct iscsit_conn *c, size_t n);
+
+/* ---------------------------------------------------------------- portals (iscsi_portal.c) */
+/* Parse "ADDR:PORT", "[v6]:PORT", "ADDR" (port 3260). */
+int iscsit_parse_portal(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen);
+void iscsit_portals_close(struct iscsit_ctx *ctx);
+/* Accept every pending connection on portal p (called on worker 0). */
+void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p);
+void iscsit_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len, bool port);
+void iscsit_apply_sockopts(int fd, const struct iscsit_sockopts *o);
+
+/* ---------------------------------------------------------------- CHAP (iscsi_chap.c) */
+struct iscsit_chap;
+struct iscsit_chap *iscsit_chap_new(const struct iscsit_auth *auth);
+void iscsit_chap_free(struct iscsit_chap *ch);
+enum iscsit_chap_result {
+	CHAP_CONTINUE, /* more exchange needed */
+	CHAP_DONE,     /* authenticated (and answered mutual CHAP if asked) */
+	CHAP_FAIL,     /* authentication failure: login status 0201 */
+	CHAP_PROTO,    /* malformed exchange: login status 0200 */
+};
+/* Feed the CHAP_* keys of one login request; appends our keys to out. */
+enum iscsit_chap_result iscsit_chap_step(struct iscsit_chap *ch, struct iscsit_kv *kv,
+					 const unsigned *idx, unsigned n, struct iscsit_text *out);
+/* Test hooks: fixed challenge/identifier instead of random ones. */
+void iscsit_chap_set_challenge(struct iscsit_chap *ch, uint8_t id, const uint8_t *c, size_t len);
+/* The CHAP response H(id || secret || challenge) for algorithm alg (5, 6, 7); returns its
+ * length or 0 for an unknown algorithm. */
+size_t iscsit_chap_response(int alg, uint8_t id, const char *secret, const uint8_t *chal,
+			    size_t chal_len, uint8_t *out);
+/* Decode a CHAP binary value: 0x hex or 0b base64.  Returns length or -1. */
+long iscsit_chap_decode(const char *s, uint8_t *out, size_t max);
+const char *iscsit_chap_name(const struct iscsit_chap *ch); /* authenticated user */
+
+/* ---------------------------------------------------------------- configuration (iscsi_transport.c) */
+int iscsit_auth_parse(struct iscsit_auth *a, const struct tgt_attrs *as, struct diag *d);
+void iscsit_auth_free(struct iscsit_auth *a);
+extern struct iscsit_ctx *iscsit_global;
+
+#endif

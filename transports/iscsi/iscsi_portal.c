@@ -1,0 +1,240 @@
+/* Listening portals: the driver attribute `listen ADDR:PORT` (repeatable; default 0.0.0.0:3260
+ * and [::]:3260), TCP options, and accepting connections (on worker 0, which hands each one
+ * to the least loaded worker). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "transports/iscsi/iscsi_int.h"
+
+int iscsit_parse_portal(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[128];
+	const char *port_s = NULL;
+	unsigned long port = 3260;
+	size_t n = strlen(s);
+
+	memset(ss, 0, sizeof(*ss));
+	if (n == 0 || n >= sizeof(host))
+		return -1;
+	if (s[0] == '[') {
+		const char *e = strchr(s, ']');
+
+		if (!e || e == s + 1)
+			return -1;
+		memcpy(host, s + 1, (size_t)(e - s - 1));
+		host[e - s - 1] = '\0';
+		if (e[1] == ':')
+			port_s = e + 2;
+		else if (e[1] != '\0')
+			return -1;
+	} else {
+		const char *c = strchr(s, ':');
+
+		if (c && strchr(c + 1, ':')) {
+			/* bare IPv6 address without brackets and without a port */
+			snprintf(host, sizeof(host), "%s", s);
+		} else if (c) {
+			memcpy(host, s, (size_t)(c - s));
+			host[c - s] = '\0';
+			port_s = c + 1;
+		} else {
+			snprintf(host, sizeof(host), "%s", s);
+		}
+	}
+	if (port_s) {
+		char *end;
+
+		if (!*port_s)
+			return -1;
+		errno = 0;
+		port = strtoul(port_s, &end, 10);
+		if (errno || *end || port == 0 || port > 65535)
+			return -1;
+	}
+	if (!strcmp(host, "*"))
+		snprintf(host, sizeof(host), "0.0.0.0");
+	{
+		struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+			in4->sin_family = AF_INET;
+			in4->sin_port = htons((uint16_t)port);
+			*len = sizeof(*in4);
+			return 0;
+		}
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+			in6->sin6_family = AF_INET6;
+			in6->sin6_port = htons((uint16_t)port);
+			*len = sizeof(*in6);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void iscsit_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len, bool port)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &in4->sin_addr, a, sizeof(a));
+		if (port)
+			snprintf(buf, len, "%s:%u", a, ntohs(in4->sin_port));
+		else
+			snprintf(buf, len, "%s", a);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], a, sizeof(a));
+			if (port)
+				snprintf(buf, len, "%s:%u", a, ntohs(in6->sin6_port));
+			else
+				snprintf(buf, len, "%s", a);
+			return;
+		}
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		if (port)
+			snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
+		else
+			snprintf(buf, len, "%s", a);
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+void iscsit_apply_sockopts(int fd, const struct iscsit_sockopts *o)
+{
+	int one = o->nodelay ? 1 : 0;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (o->sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o->sndbuf, sizeof(o->sndbuf));
+	if (o->rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o->rcvbuf, sizeof(o->rcvbuf));
+}
+
+static bool is_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+static int open_one(struct iscsit_portal *p, char *err, size_t errlen)
+{
+	int one = 1;
+	int fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "listen %s: socket: %s", p->str, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (p->addr.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&p->addr, p->addrlen) < 0 || listen(fd, 128) < 0) {
+		snprintf(err, errlen, "listen %s: %s", p->str, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	p->fd = fd;
+	return 0;
+}
+
+int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
+{
+	const char *vals[64];
+	unsigned n = tgt_attr_get_all(&ctx->drv->attrs, "listen", vals, 64);
+	bool defaults = n == 0;
+
+	if (defaults) {
+		vals[0] = "0.0.0.0:3260";
+		vals[1] = "[::]:3260";
+		n = 2;
+	}
+	ctx->portals = calloc(n, sizeof(*ctx->portals));
+	if (!ctx->portals) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct iscsit_portal *p = &ctx->portals[ctx->nportals];
+
+		p->fd = -1;
+		if (iscsit_parse_portal(vals[i], &p->addr, &p->addrlen)) {
+			snprintf(err, errlen, "listen '%s': not ADDR:PORT", vals[i]);
+			return -1;
+		}
+		snprintf(p->str, sizeof(p->str), "%s", vals[i]);
+		p->wildcard = is_wildcard(&p->addr);
+		p->family = p->addr.ss_family;
+		p->port = ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
+						      : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
+		if (open_one(p, err, errlen)) {
+			/* The default [::] may fail on a host without IPv6: not fatal then. */
+			if (defaults && p->family == AF_INET6) {
+				iscsit_log("%s (continuing without IPv6)", err);
+				err[0] = '\0';
+				continue;
+			}
+			return -1;
+		}
+		ctx->nportals++;
+	}
+	/* Portals are registered after the array is final (is_portal() checks the range). */
+	for (unsigned i = 0; i < ctx->nportals; i++) {
+		struct iscsit_portal *p = &ctx->portals[i];
+
+		if (iscsit_worker_watch(&ctx->workers[0], p->fd, p, EPOLLIN)) {
+			snprintf(err, errlen, "listen %s: epoll: %s", p->str, strerror(errno));
+			return -1;
+		}
+		iscsit_log("listening on %s", p->str);
+	}
+	return 0;
+}
+
+void iscsit_portals_close(struct iscsit_ctx *ctx)
+{
+	for (unsigned i = 0; i < ctx->nportals; i++) {
+		if (ctx->portals[i].fd >= 0) {
+			if (ctx->nworkers)
+				iscsit_worker_unwatch(&ctx->workers[0], ctx->portals[i].fd);
+			close(ctx->portals[i].fd);
+			ctx->portals[i].fd = -1;
+		}
+	}
+}
+
+void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
+{
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(p->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				iscsit_log("accept on %s: %s", p->str, strerror(errno));
+			return;
+		}
+		if (atomic_load(&ctx->stopping)) {
+			close(fd);
+			continue;
+		}
+		iscsit_apply_sockopts(fd, &ctx->sockopts);
+		iscsit_worker_adopt(ctx, fd, p);
+	}
+}
