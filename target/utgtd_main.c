@@ -355,12 +355,13 @@ static int run_daemon(const struct opts *o)
 		summary(o, &d, NULL);
 		goto out;
 	}
+	/* before opening anything: a second daemon on the same pid file stops here */
+	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
+		goto out;
 	if (tgt_config_open_devices(cfg, &d) != 0) {
 		summary(o, &d, NULL);
 		goto out;
 	}
-	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
-		goto out;
 	/* blocked before any thread exists, so every thread inherits the mask */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
