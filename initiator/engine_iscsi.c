@@ -1,0 +1,425 @@
+/* iSCSI engine over libiscsi's asynchronous API.  One iscsi_context (session, one
+ * connection) per path; the tester's event loop polls iscsi_get_fd()/iscsi_which_events() and
+ * calls iscsi_service().  libiscsi's own reconnect-and-replay is switched off: a failed path
+ * hands its commands back (UB_IO_PATH_ERROR) so multipath can retry them on another path,
+ * and reconnecting is a fresh context started by the caller. */
+#include "initiator/engine.h"
+#include "initiator/iscsi_url.h"
+#include "initiator/scsi_info.h"
+
+#include <errno.h>
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum phase { PH_IDLE, PH_LOGIN, PH_READCAP, PH_UP };
+
+struct iscsi_path {
+	struct ub_iscsi_url url;
+	char shown[600]; /* URL without the secret */
+	char initiator[224];
+	struct ub_eng_opts o;
+	struct iscsi_context *ctx;
+	enum phase phase;
+	bool failed; /* set in libiscsi callbacks, acted on once iscsi_service() returned */
+	char err[1400];
+	uint64_t deadline;
+	uint32_t block_size;
+	uint64_t nblocks;
+	unsigned inflight;
+	uint8_t readcap[32];
+	struct ub_io readcap_io;
+	struct iovec readcap_iov;
+};
+
+#define P(ep) ((struct iscsi_path *)(ep))
+
+static void set_err(struct iscsi_path *p, const char *fmt, const char *detail)
+{
+	snprintf(p->err, sizeof(p->err), fmt, p->url.portal, detail ? detail : "");
+}
+
+/* libiscsi words a rejected login "Failed to log in to target. Status: <text>(<n>)" with
+ * n = class << 8 | detail; turn that into the iSCSI status the user can look up. */
+static bool login_failure(struct iscsi_path *p, const char *lib)
+{
+	const char *s = strstr(lib, "Status: ");
+	const char *paren;
+	int st;
+
+	if (!s || !strstr(lib, "log in"))
+		return false;
+	paren = strrchr(s, '(');
+	if (!paren || sscanf(paren, "(%d)", &st) != 1)
+		return false;
+	snprintf(p->err, sizeof(p->err),
+		 "login to %s at %s rejected: status class 0x%02x (%s), detail 0x%02x: %s",
+		 p->url.target, p->url.portal, (st >> 8) & 0xff, ub_login_class_str(st >> 8),
+		 st & 0xff, ub_login_status_str(st));
+	return true;
+}
+
+static void fail(struct iscsi_path *p, const char *why)
+{
+	if (p->failed)
+		return;
+	p->failed = true;
+	if (why)
+		snprintf(p->err, sizeof(p->err), "%s", why);
+}
+
+static void teardown(struct iscsi_path *p)
+{
+	struct iscsi_context *ctx = p->ctx;
+
+	if (!ctx)
+		return;
+	/* Destroying the context calls back every outstanding task with CANCELLED, which
+	 * io_cb turns into UB_IO_PATH_ERROR; p->ctx is cleared first so nothing new is
+	 * queued on the dying session from those callbacks. */
+	p->ctx = NULL;
+	p->phase = PH_IDLE;
+	iscsi_destroy_context(ctx);
+}
+
+static struct ub_epath *isc_create(const char *target, const struct ub_eng_opts *o, char *err,
+				   size_t errlen)
+{
+	struct iscsi_path *p;
+
+	if (o->data_digest > 0) {
+		snprintf(err, errlen,
+			 "data digests are not available: libiscsi 1.19 always offers "
+			 "DataDigest=None");
+		return NULL;
+	}
+	if (o->max_recv_dsl) {
+		snprintf(err, errlen,
+			 "MaxRecvDataSegmentLength cannot be set: libiscsi 1.19 has no setter "
+			 "(it always offers 262144)");
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!ub_iscsi_url_parse(target, &p->url, err, errlen)) {
+		free(p);
+		return NULL;
+	}
+	ub_iscsi_url_redact(target, p->shown, sizeof(p->shown));
+	snprintf(p->initiator, sizeof(p->initiator), "%s",
+		 o->initiator_name && *o->initiator_name ? o->initiator_name
+							 : "iqn.2024-01.org.utgt:bench");
+	p->o = *o;
+	p->o.initiator_name = p->initiator;
+	return (struct ub_epath *)p;
+}
+
+static void isc_destroy(struct ub_epath *ep)
+{
+	teardown(P(ep));
+	free(ep);
+}
+
+static void readcap_done(struct ub_io *io);
+
+static void connect_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
+{
+	struct iscsi_path *p = priv;
+	uint8_t cdb[16];
+
+	(void)data;
+	if (ctx != p->ctx)
+		return;
+	if (status != SCSI_STATUS_GOOD) {
+		/* Either the connect/login failed, or (libiscsi may call twice) an
+		 * established connection went away. */
+		if (p->phase == PH_LOGIN) {
+			const char *lib = iscsi_get_error(ctx);
+			if (!login_failure(p, lib))
+				snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): %s",
+					 p->url.portal, p->url.target, lib);
+			p->failed = true;
+		} else {
+			fail(p, "connection lost");
+		}
+		return;
+	}
+	/* Logged in and the LUN answered TEST UNIT READY: learn the geometry. */
+	p->phase = PH_READCAP;
+	memset(&p->readcap_io, 0, sizeof(p->readcap_io));
+	ub_cdb_readcap16(cdb, sizeof(p->readcap));
+	memcpy(p->readcap_io.cdb, cdb, 16);
+	p->readcap_io.cdb_len = 16;
+	p->readcap_io.xfer_len = sizeof(p->readcap);
+	p->readcap_iov.iov_base = p->readcap;
+	p->readcap_iov.iov_len = sizeof(p->readcap);
+	p->readcap_io.iov = &p->readcap_iov;
+	p->readcap_io.iovcnt = 1;
+	p->readcap_io.done = readcap_done;
+	p->readcap_io.owner = p;
+	p->phase = PH_UP; /* submit() only accepts I/O on an UP path */
+	if (ub_engine_iscsi.submit((struct ub_epath *)p, &p->readcap_io) < 0) {
+		fail(p, "cannot send READ CAPACITY(16)");
+		return;
+	}
+	p->phase = PH_READCAP;
+}
+
+static void readcap_done(struct ub_io *io)
+{
+	struct iscsi_path *p = io->owner;
+	const uint8_t *b = p->readcap;
+	uint64_t last = 0;
+
+	if (io->result != UB_IO_OK) {
+		if (io->result == UB_IO_SCSI_ERROR)
+			snprintf(p->err, sizeof(p->err),
+				 "READ CAPACITY(16) on %s LUN %d failed: %s, ASC/ASCQ %02x/%02x",
+				 p->url.portal, p->url.lun, ub_sense_key_str(io->sense_key), io->asc,
+				 io->ascq);
+		p->failed = true;
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		last = last << 8 | b[i];
+	p->nblocks = last + 1;
+	p->block_size = (uint32_t)b[8] << 24 | (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+	if (!p->block_size || p->block_size > (1u << 20)) {
+		snprintf(p->err, sizeof(p->err), "READ CAPACITY(16): implausible block size %u",
+			 p->block_size);
+		p->failed = true;
+		return;
+	}
+	p->phase = PH_UP;
+}
+
+static int isc_connect(struct ub_epath *ep)
+{
+	static unsigned seq;
+	struct iscsi_path *p = P(ep);
+	struct iscsi_context *ctx;
+	const struct ub_eng_opts *o = &p->o;
+
+	teardown(p);
+	p->failed = false;
+	p->err[0] = '\0';
+	ctx = iscsi_create_context(p->initiator);
+	if (!ctx) {
+		set_err(p, "%s: cannot create iSCSI context%s", NULL);
+		return -1;
+	}
+	/* Every session gets its own ISID: two sessions from one initiator with the same ISID
+	 * would reinstate (kill) each other at the target. */
+	seq++;
+	iscsi_set_isid_random(ctx, ((unsigned)getpid() * 2654435761u ^ seq * 40503u) & 0xffffff,
+			      seq & 0xffff);
+	iscsi_set_session_type(ctx, ISCSI_SESSION_NORMAL);
+	iscsi_set_targetname(ctx, p->url.target);
+	if (o->header_digest >= 0)
+		iscsi_set_header_digest(ctx, (enum iscsi_header_digest)o->header_digest);
+	if (p->url.user[0])
+		iscsi_set_initiator_username_pwd(ctx, p->url.user, p->url.secret);
+	if (o->initial_r2t >= 0)
+		iscsi_set_initial_r2t(ctx, o->initial_r2t ? ISCSI_INITIAL_R2T_YES
+							  : ISCSI_INITIAL_R2T_NO);
+	if (o->immediate_data >= 0)
+		iscsi_set_immediate_data(ctx, o->immediate_data ? ISCSI_IMMEDIATE_DATA_YES
+								: ISCSI_IMMEDIATE_DATA_NO);
+	iscsi_set_noautoreconnect(ctx, 1);
+	if (o->io_timeout_s)
+		iscsi_set_timeout(ctx, (int)o->io_timeout_s);
+	p->ctx = ctx;
+	p->phase = PH_LOGIN;
+	p->deadline = ub_now_ns() + (uint64_t)(o->connect_timeout_ms ? o->connect_timeout_ms
+								     : 5000) * 1000000ull;
+	if (iscsi_full_connect_async(ctx, p->url.portal, p->url.lun, connect_cb, p) != 0) {
+		snprintf(p->err, sizeof(p->err), "cannot connect to %s: %s", p->url.portal,
+			 iscsi_get_error(ctx));
+		teardown(p);
+		return -1;
+	}
+	if (o->nodelay >= 0) {
+		/* libiscsi always sets TCP_NODELAY; --nodelay=0 turns Nagle back on to measure
+		 * what it costs. */
+		int v = o->nodelay;
+		setsockopt(iscsi_get_fd(ctx), IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
+	}
+	return 0;
+}
+
+static void isc_disconnect(struct ub_epath *ep, const char *why)
+{
+	struct iscsi_path *p = P(ep);
+
+	if (why && p->ctx)
+		snprintf(p->err, sizeof(p->err), "%s", why);
+	teardown(p);
+}
+
+static enum ub_path_state isc_state(struct ub_epath *ep)
+{
+	struct iscsi_path *p = P(ep);
+
+	if (!p->ctx)
+		return UB_PS_DOWN;
+	return p->phase == PH_UP ? UB_PS_UP : UB_PS_CONNECTING;
+}
+
+static const char *isc_last_error(struct ub_epath *ep)
+{
+	return P(ep)->err;
+}
+
+static int isc_pollfd(struct ub_epath *ep, struct pollfd *pfd)
+{
+	struct iscsi_path *p = P(ep);
+	int ev;
+
+	if (!p->ctx)
+		return 0;
+	ev = iscsi_which_events(p->ctx);
+	if (!ev)
+		return 0;
+	pfd->fd = iscsi_get_fd(p->ctx);
+	pfd->events = (short)(ev | (p->phase == PH_LOGIN ? 0 : POLLRDHUP));
+	pfd->revents = 0;
+	return pfd->fd >= 0;
+}
+
+static void isc_service(struct ub_epath *ep, short revents)
+{
+	struct iscsi_path *p = P(ep);
+
+	if (!p->ctx)
+		return;
+	if (p->phase != PH_UP && ub_now_ns() > p->deadline && !p->failed) {
+		snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): timed out",
+			 p->url.portal, p->url.target);
+		p->failed = true;
+	}
+	if (!p->failed && iscsi_service(p->ctx, revents & ~POLLRDHUP) < 0 && !p->failed) {
+		if (!login_failure(p, iscsi_get_error(p->ctx)))
+			snprintf(p->err, sizeof(p->err), "%s: %s", p->url.portal,
+				 iscsi_get_error(p->ctx));
+		p->failed = true;
+	}
+	if (!p->failed && p->ctx && (revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		fail(p, "connection closed by the target");
+	if (p->failed)
+		teardown(p);
+}
+
+static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
+{
+	struct ub_io *io = priv;
+	struct iscsi_path *p = P(io->eng_path);
+	struct scsi_task *task = io->eng_task;
+
+	(void)ctx;
+	(void)data;
+	p->inflight--;
+	io->residual = 0;
+	switch (status) {
+	case SCSI_STATUS_GOOD:
+		io->result = UB_IO_OK;
+		if (task->residual_status == SCSI_RESIDUAL_UNDERFLOW)
+			io->residual = (uint32_t)task->residual;
+		if (!io->cdb_len && io->residual) {
+			/* A data command that moved fewer bytes than asked is not a success. */
+			io->result = UB_IO_SCSI_ERROR;
+			io->status = 0;
+		}
+		break;
+	case SCSI_STATUS_CHECK_CONDITION:
+		io->result = UB_IO_SCSI_ERROR;
+		io->status = SCSI_STATUS_CHECK_CONDITION;
+		io->sense_key = (uint8_t)task->sense.key;
+		io->asc = (uint8_t)(task->sense.ascq >> 8);
+		io->ascq = (uint8_t)task->sense.ascq;
+		break;
+	case SCSI_STATUS_CANCELLED:
+	case SCSI_STATUS_ERROR:
+	case SCSI_STATUS_TIMEOUT:
+		io->result = UB_IO_PATH_ERROR;
+		if (p->ctx)
+			fail(p, status == SCSI_STATUS_TIMEOUT ? "command timed out"
+							      : "connection failed");
+		break;
+	default:
+		io->result = UB_IO_SCSI_ERROR;
+		io->status = (uint8_t)status;
+		io->sense_key = io->asc = io->ascq = 0;
+		break;
+	}
+	scsi_free_scsi_task(task);
+	io->eng_task = NULL;
+	io->done(io);
+}
+
+static int isc_submit(struct ub_epath *ep, struct ub_io *io)
+{
+	struct iscsi_path *p = P(ep);
+	struct scsi_task *task;
+	uint8_t cdb[16];
+
+	if (!p->ctx || p->phase != PH_UP || p->failed)
+		return -EAGAIN;
+	if (io->cdb_len) {
+		task = scsi_create_task(io->cdb_len, io->cdb, SCSI_XFER_READ, (int)io->xfer_len);
+	} else {
+		ub_cdb_rw16(cdb, io->write, io->lba, io->nblocks);
+		task = scsi_create_task(16, cdb, io->write ? SCSI_XFER_WRITE : SCSI_XFER_READ,
+					(int)(io->nblocks * p->block_size));
+	}
+	if (!task)
+		return -ENOMEM;
+	if (io->write)
+		scsi_task_set_iov_out(task, (struct scsi_iovec *)io->iov, io->iovcnt);
+	else
+		scsi_task_set_iov_in(task, (struct scsi_iovec *)io->iov, io->iovcnt);
+	io->eng_path = ep;
+	io->eng_task = task;
+	if (iscsi_scsi_command_async(p->ctx, p->url.lun, task, io_cb, NULL, io) != 0) {
+		scsi_free_scsi_task(task);
+		io->eng_task = NULL;
+		fail(p, iscsi_get_error(p->ctx));
+		return -EIO;
+	}
+	p->inflight++;
+	return 0;
+}
+
+static void isc_geometry(struct ub_epath *ep, uint32_t *bs, uint64_t *nblocks)
+{
+	*bs = P(ep)->block_size;
+	*nblocks = P(ep)->nblocks;
+}
+
+static unsigned isc_inflight(struct ub_epath *ep)
+{
+	return P(ep)->inflight;
+}
+
+const struct ub_engine ub_engine_iscsi = {
+	.name = "iscsi",
+	.create = isc_create,
+	.destroy = isc_destroy,
+	.connect = isc_connect,
+	.disconnect = isc_disconnect,
+	.state = isc_state,
+	.last_error = isc_last_error,
+	.pollfd = isc_pollfd,
+	.service = isc_service,
+	.submit = isc_submit,
+	.geometry = isc_geometry,
+	.inflight = isc_inflight,
+};
