@@ -338,31 +338,6 @@ Test(exec_ram, lazy_core_after_shutdown, .init = setup_ram, .fini = teardown)
 	cr_assert_eq(t.resid, 4);
 }
 
-Test(exec, lun_table_lookup_and_encoding)
-{
-	struct scsi_lun_entry e[4] = {{.lun = 0}, {.lun = 3}, {.lun = 300}, {.lun = 70000}};
-	struct scsi_lun_table tbl = {4, e};
-	uint8_t enc[8];
-
-	cr_assert_eq(scsi_lun_lookup(&tbl, 3), &e[1]);
-	cr_assert_eq(scsi_lun_lookup(&tbl, 70000), &e[3]);
-	cr_assert_null(scsi_lun_lookup(&tbl, 4));
-	cr_assert_null(scsi_lun_lookup(NULL, 0));
-	scsi_lun_encode(5, enc);
-	cr_assert(enc[0] == 0 && enc[1] == 5);
-	cr_assert_eq(scsi_lun_decode(enc), 5);
-	scsi_lun_encode(300, enc);
-	cr_assert(enc[0] == 0x41 && enc[1] == 0x2c, "%#x %#x", enc[0], enc[1]);
-	cr_assert_eq(scsi_lun_decode(enc), 300);
-	scsi_lun_encode(70000, enc);
-	cr_assert_eq(enc[0], 0xd2);
-	cr_assert_eq(scsi_lun_decode(enc), 70000);
-	uint8_t two_level[8] = {0, 1, 0, 2, 0, 0, 0, 0};
-	cr_assert_eq(scsi_lun_decode(two_level), SCSI_LUN_INVALID);
-	uint8_t bus[8] = {0x01, 1, 0, 0, 0, 0, 0, 0};
-	cr_assert_eq(scsi_lun_decode(bus), SCSI_LUN_INVALID);
-}
-
 Test(exec, opcode_lookup)
 {
 	uint8_t c1[16] = {0x9e, 0x10};

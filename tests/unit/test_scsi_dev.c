@@ -1,0 +1,95 @@
+/* scsi/scsi_dev.c: building, opening, sizing and destroying an LU. */
+#include "scsi_harness.h"
+
+#include "scsi/scsi_core.h"
+
+static struct backstore *ram(uint64_t size, uint32_t bs)
+{
+	struct backstore *b = calloc(1, sizeof(*b));
+	b->ops = backstore_find("ramdisk");
+	snprintf(b->name, sizeof(b->name), "r");
+	b->size = size;
+	b->block_size = bs;
+	return b;
+}
+
+Test(dev, identity_defaults_are_stable)
+{
+	struct scsi_dev_params p;
+	struct scsi_dev *a, *b;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "disk07");
+	a = scsi_dev_new(&p, NULL);
+	b = scsi_dev_new(&p, NULL);
+	cr_assert_str_eq(a->p.vendor, "UTGT");
+	cr_assert_str_eq(a->p.product, "disk07");
+	cr_assert_str_eq(a->p.revision, "0100");
+	cr_assert_str_eq(a->p.t10_dev_id, "disk07");
+	cr_assert_eq(strlen(a->p.usn), 16);
+	cr_assert_str_eq(a->p.usn, b->p.usn, "same name, same serial");
+	cr_assert_not(a->open);
+	/* configured values are kept */
+	snprintf(p.vendor, sizeof(p.vendor), "ACME");
+	snprintf(p.usn, sizeof(p.usn), "SN1");
+	scsi_dev_destroy(b);
+	b = scsi_dev_new(&p, NULL);
+	cr_assert_str_eq(b->p.vendor, "ACME");
+	cr_assert_str_eq(b->p.usn, "SN1");
+	scsi_dev_destroy(a);
+	scsi_dev_destroy(b);
+}
+
+Test(dev, open_sizes_the_lu)
+{
+	struct scsi_dev_params p;
+	struct scsi_dev *d;
+	char err[128];
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "d4k");
+	p.d_sense = true;
+	p.tas = true;
+	d = scsi_dev_new(&p, ram(8 << 20, 4096));
+	cr_assert_eq(scsi_dev_open(d, err, sizeof(err)), 0, "%s", err);
+	cr_assert(d->open);
+	cr_assert_eq(d->block_size, 4096);
+	cr_assert_eq(d->block_shift, 12);
+	cr_assert_eq(d->nr_blocks, 2048);
+	cr_assert(d->mode.wce, "write-back by default");
+	cr_assert(d->mode.d_sense);
+	cr_assert(d->mode.tas);
+	cr_assert_not_null(d->ua);
+	cr_assert_not_null(d->ts);
+	cr_assert_eq(scsi_dev_open(d, err, sizeof(err)), 0, "opening twice is harmless");
+	scsi_dev_destroy(d);
+
+	struct backstore *b = ram(1 << 20, 512);
+	b->write_through = true;
+	d = scsi_dev_new(&p, b);
+	cr_assert_eq(scsi_dev_open(d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(d->mode.wce, "write_through: WCE 0");
+	cr_assert_eq(d->block_shift, 9);
+	scsi_dev_destroy(d);
+}
+
+Test(dev, open_errors)
+{
+	struct scsi_dev_params p;
+	struct scsi_dev *d;
+	char err[128] = "";
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "bad");
+	d = scsi_dev_new(&p, ram(1 << 20, 1000));
+	cr_assert_neq(scsi_dev_open(d, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "1000"), "message names the block size: %s", err);
+	cr_assert_not(d->open);
+	scsi_dev_destroy(d);
+
+	d = scsi_dev_new(&p, NULL);
+	err[0] = 0;
+	cr_assert_neq(scsi_dev_open(d, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "bad"), "%s", err);
+	scsi_dev_destroy(d);
+}
