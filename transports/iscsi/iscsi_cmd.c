@@ -520,6 +520,19 @@ static int fatal(struct iscsit_rx *rx, const char *why)
 	return RX_CB_FATAL;
 }
 
+/* A Data-Out that breaks the sequence rules (DataSN, offset, range) ends its command with
+ * CHECK CONDITION once the initiator has finished sending, rather than the connection: at
+ * ErrorRecoveryLevel 0 nothing can be retransmitted, but other commands need not suffer. */
+static void seq_error(struct iscsit_conn *c, struct iscsit_task *t, enum scsi_sr sr,
+		      const char *why)
+{
+	if (!t->failed) {
+		iscsit_log("conn %llu: ITT %#x: %s", (unsigned long long)c->id, t->itt, why);
+		t->failed = true;
+		t->fail_sr = sr;
+	}
+}
+
 int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 {
 	const struct iscsit_sess_params *p = &c->sess->p;
@@ -527,34 +540,42 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 	uint32_t itt = bhs_itt(h), ttt = bhs_w20(h), sn = bhs_w36(h), off = bhs_w40(h);
 	uint32_t dsl = rx->dsl;
 	struct iscsit_task *t;
+	bool bad = false;
 
 	c->cur_task = NULL;
 	c->cur_ignore = false;
 	c->cur_reject = 0;
 	c->cur_r2t = -1;
+	if (dsl > p->max_recv_dsl)
+		return fatal(rx, "Data-Out over MaxRecvDataSegmentLength");
 	t = iscsit_task_find(c, itt);
-	if (!t || t->state == TS_EXEC || t->state == TS_RESPOND ||
+	if (!t || t->state == TS_EXEC || t->state == TS_RESPOND || t->local_abort ||
 	    (t->state == TS_CMDSN_WAIT && t->data_ready)) {
-		if (recently_gone(c, itt) || (t && t->failed)) {
+		if (recently_gone(c, itt) || (t && (t->failed || t->local_abort)))
 			c->cur_ignore = true;
-		} else {
+		else
 			c->cur_reject = ISCSI_REJECT_INVALID_FIELD;
-		}
 		if (dsl)
 			rx->discard = true;
 		return RX_CB_OK;
 	}
-	if (dsl > p->max_recv_dsl)
-		return fatal(rx, "Data-Out over MaxRecvDataSegmentLength");
-	if ((uint64_t)off + dsl > t->edtl)
-		return fatal(rx, "Data-Out beyond the expected data transfer length");
 	if (ttt == ISCSI_RSVD_TAG) {
-		if (!t->unsol_open)
-			return fatal(rx, "unsolicited Data-Out not expected");
-		if ((uint64_t)off + dsl > t->unsol_len)
-			return fatal(rx, "unsolicited Data-Out beyond FirstBurstLength");
-		if (p->data_pdu_inorder && (off != t->unsol_rcvd || sn != t->unsol_next_sn))
-			return fatal(rx, "unsolicited Data-Out out of order (offset/DataSN)");
+		if (!t->unsol_open) {
+			c->cur_reject = ISCSI_REJECT_PROTOCOL; /* not part of any burst */
+			if (dsl)
+				rx->discard = true;
+			return RX_CB_OK;
+		}
+		if ((uint64_t)off + dsl > t->unsol_len) {
+			seq_error(c, t, SR_DATA_OFFSET_ERROR, "unsolicited Data-Out beyond FirstBurstLength");
+			bad = true;
+		} else if (p->data_pdu_inorder && off != t->unsol_rcvd) {
+			seq_error(c, t, SR_DATA_OFFSET_ERROR, "unsolicited Data-Out offset out of order");
+			bad = true;
+		} else if (p->data_pdu_inorder && sn != t->unsol_next_sn) {
+			seq_error(c, t, SR_DATA_PHASE_ERROR, "unsolicited Data-Out DataSN out of order");
+			bad = true;
+		}
 	} else {
 		struct iscsit_r2t *r = NULL;
 
@@ -565,17 +586,27 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 				break;
 			}
 		}
-		if (!r)
-			return fatal(rx, "Data-Out with an unknown Target Transfer Tag");
+		if (!r) {
+			c->cur_reject = ISCSI_REJECT_INVALID_FIELD; /* unknown Target Transfer Tag */
+			if (dsl)
+				rx->discard = true;
+			return RX_CB_OK;
+		}
 		if (off < r->off || (uint64_t)off + dsl > (uint64_t)r->off + r->len ||
-		    r->rcvd + dsl > r->len)
-			return fatal(rx, "Data-Out outside its R2T");
-		if (p->data_pdu_inorder && (off != r->off + r->rcvd || sn != r->next_sn))
-			return fatal(rx, "Data-Out out of order (offset/DataSN)");
+		    r->rcvd + dsl > r->len) {
+			seq_error(c, t, SR_DATA_OFFSET_ERROR, "Data-Out outside its R2T");
+			bad = true;
+		} else if (p->data_pdu_inorder && off != r->off + r->rcvd) {
+			seq_error(c, t, SR_DATA_OFFSET_ERROR, "Data-Out offset out of order");
+			bad = true;
+		} else if (p->data_pdu_inorder && sn != r->next_sn) {
+			seq_error(c, t, SR_DATA_PHASE_ERROR, "Data-Out DataSN out of order");
+			bad = true;
+		}
 	}
 	c->cur_task = t;
 	if (dsl) {
-		if (t->buf) {
+		if (t->buf && !bad && !t->failed) {
 			struct iovec v = {t->buf + off, dsl};
 
 			iscsit_rx_set_dst(rx, &v, 1);
@@ -584,6 +615,16 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 		}
 	}
 	return RX_CB_OK;
+}
+
+/* Everything the command will get is in: run it (or answer a failed one). */
+static void data_complete(struct iscsit_task *t)
+{
+	t->data_ready = true;
+	if (t->sn_ready)
+		try_submit(t);
+	else
+		t->state = TS_CMDSN_WAIT;
 }
 
 int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
@@ -601,12 +642,12 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		return RX_CB_OK;
 	}
 	if (rx->ddigest_bad) {
-		/* ERL 0: reject the PDU and end the command with a CRC error once its data
-		 * sequence is complete (RFC 7143 7.8). */
+		/* ERL 0: reject the PDU; the command ends with a CRC error once its data
+		 * sequence is over (RFC 7143 7.8). */
 		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_DATA_DIGEST);
 		if (!t->failed) {
 			t->failed = true;
-			t->fail_sr = SR_COMMAND_ABORTED;
+			t->fail_sr = SR_PROTOCOL_CRC_ERROR;
 		}
 	}
 	if (c->cur_r2t < 0) {
@@ -614,36 +655,32 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		t->unsol_next_sn++;
 		if (final) {
 			t->unsol_open = false;
-			if (t->unsol_rcvd < t->unsol_len)
-				return fatal(rx, "unsolicited burst ended short of FirstBurstLength");
+			if (t->unsol_rcvd < t->unsol_len && !t->failed) {
+				/* a short unsolicited burst leaves a hole no R2T covers */
+				seq_error(c, t, SR_DATA_PHASE_ERROR,
+					  "unsolicited burst ended short of FirstBurstLength");
+			}
 		}
 	} else {
 		struct iscsit_r2t *r = &t->r2ts[c->cur_r2t];
 
 		r->rcvd += dsl;
 		r->next_sn++;
-		if (r->rcvd == r->len) {
-			/* burst complete: retire it and solicit more */
+		if (r->rcvd >= r->len || final) {
+			if (r->rcvd != r->len)
+				seq_error(c, t, SR_DATA_PHASE_ERROR,
+					  "R2T burst ended before its desired length");
+			/* burst over: retire it and solicit more */
 			t->r2ts[c->cur_r2t] = t->r2ts[--t->nr2t];
 			if (!t->failed)
 				send_r2ts(t);
-		} else if (final) {
-			return fatal(rx, "R2T burst ended before its desired length");
 		}
 	}
 	t->rcvd += dsl;
-	if (t->rcvd == t->edtl && !t->unsol_open && t->nr2t == 0) {
-		t->data_ready = true;
-		if (t->sn_ready)
-			try_submit(t);
-		else
-			t->state = TS_CMDSN_WAIT;
-	} else if (t->failed && !t->unsol_open && t->nr2t == 0) {
-		/* a refused write whose unsolicited data is in: nothing more will come */
-		t->data_ready = true;
-		if (t->sn_ready)
-			try_submit(t);
-	}
+	if (t->unsol_open || t->nr2t)
+		return RX_CB_OK;
+	if (t->failed || (t->rcvd >= t->edtl && t->r2t_next >= t->edtl))
+		data_complete(t);
 	return RX_CB_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target/tgt_log.h"
 #include "transports/iscsi/iscsi_int.h"
 
 int iscsit_debug;
@@ -24,16 +25,15 @@ void iscsit_log(const char *fmt, ...)
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
-	int n;
 
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* Millisecond stamps help line up a conformance run with the target's log. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
-	n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld iscsi: ", tm.tm_hour, tm.tm_min,
-		     tm.tm_sec, ts.tv_nsec / 1000000);
-	va_start(ap, fmt);
-	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s\n", buf);
+	tgt_log(LOG_INFO, "%02d:%02d:%02d.%03ld iscsi: %s", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		ts.tv_nsec / 1000000, buf);
 }
 
 static __thread struct iscsit_worker *tls_worker;
