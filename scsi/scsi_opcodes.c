@@ -13,11 +13,12 @@
 #define SB  SCSI_CF_ALUA_SB_OK
 #define HOQ SCSI_CF_HOQ_ONLY
 
-/* Usage bitmaps: byte 0 is the opcode (all ones); the rest mark the CDB bits we look at. */
-#define U6(...)  {0xff, __VA_ARGS__}
+/* CDB usage data (REPORT SUPPORTED OPERATION CODES): byte 0 is the operation code itself
+ * (SPC-4 6.35.3), the macro supplies it; the listed bytes 1..n-1 mark the CDB bits the device
+ * server examines, byte 1 of a service-action command showing the service action bits. */
 #define CMD(op, sa_, len, prc, fl, nm, fn_, ...)                                                   \
 	{.opcode = op, .sa = sa_, .cdb_len = len, .pr_class = prc, .flags = fl, .name = nm,         \
-	 .fn = fn_, .usage = {0xff, __VA_ARGS__}}
+	 .fn = fn_, .usage = {op, __VA_ARGS__}}
 
 const struct scsi_cmd_desc scsi_cmd_table[] = {
 	CMD(0x00, 0, 6, PRC_ALLOWED, SB, "TEST UNIT READY", spc_test_unit_ready, 0x00, 0x00, 0x00, 0x00, 0x07),

@@ -154,11 +154,6 @@ static unsigned page_ext_inquiry(struct scsi_task *t, uint8_t *b)
 	return 60;
 }
 
-static bool thin(const struct scsi_dev *dev)
-{
-	return dev->bs && dev->bs->thin_provisioned;
-}
-
 static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -167,15 +162,16 @@ static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 
 	memset(&l, 0, sizeof(l));
 	sbc_get_limits(dev, &l);
+	b[4] = l.wsnz ? 0x01 : 0;
 	b[5] = (uint8_t)(l.max_compare_write_blocks > 255 ? 255 : l.max_compare_write_blocks);
 	put_be16(b + 6, (uint16_t)gran); /* optimal transfer length granularity */
 	put_be32(b + 8, l.max_xfer_blocks);
 	put_be32(b + 12, l.opt_xfer_blocks);
 	put_be32(b + 16, 0); /* maximum prefetch length: not reported */
-	if (thin(dev)) {
+	if (sbc_thin(dev)) {
 		put_be32(b + 20, l.max_unmap_lba_count);
 		put_be32(b + 24, l.max_unmap_descriptors);
-		put_be32(b + 28, gran); /* optimal unmap granularity */
+		put_be32(b + 28, l.unmap_granularity);
 		put_be32(b + 32, 0x80000000u); /* UGAVALID, alignment 0 */
 	}
 	put_be64(b + 36, l.max_write_same_blocks);
@@ -196,10 +192,11 @@ static unsigned page_provisioning(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
 
-	if (thin(dev)) {
+	/* one provisioning answer for READ CAPACITY(16), this page, UNMAP and WRITE SAME */
+	if (sbc_thin(dev)) {
 		/* LBPU (UNMAP), LBPWS (WRITE SAME 16 + UNMAP), LBPWS10; LBPRZ when unmapped blocks
 		 * read back as zeros */
-		b[5] = 0x80 | 0x40 | 0x20 | (dev->bs->unmap_zeroes ? 0x04 : 0);
+		b[5] = 0x80 | 0x40 | 0x20 | (sbc_lbprz(dev) ? 0x04 : 0);
 		b[6] = 0x02; /* provisioning type: thin */
 	}
 	return 4;

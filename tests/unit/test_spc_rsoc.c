@@ -63,7 +63,7 @@ BOTH_STORES(rsoc, one_command)
 	cr_assert_eq(r.data_len, 14);
 	uint8_t c[16] = {0x28};
 	cr_assert_eq(memcmp(b + 4, scsi_cmd_lookup(c)->usage, 10), 0);
-	cr_assert_eq(b[4], 0xff, "byte 0 of the usage data is all ones");
+	cr_assert_eq(b[4], 0x28, "byte 0 of the usage data is the opcode");
 	/* option 1: an unsupported opcode */
 	r = rsoc(1, 0x02, 0, sizeof(b), b);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);

@@ -162,7 +162,9 @@ BOTH_STORES(vpd, block_limits)
 	cr_assert_eq(get_be32(b + 12), l.opt_xfer_blocks);
 	cr_assert_eq(get_be64(b + 36), l.max_write_same_blocks);
 	cr_assert_eq(get_be32(b + 44), l.max_atomic_blocks);
-	if (fx_dev->bs->thin_provisioned) {
+	cr_assert_eq(b[4] & 1, l.wsnz);
+	if (sbc_thin(fx_dev)) {
+		cr_assert_eq(get_be32(b + 28), l.unmap_granularity);
 		cr_assert_eq(get_be32(b + 20), l.max_unmap_lba_count);
 		cr_assert_eq(get_be32(b + 24), l.max_unmap_descriptors);
 		cr_assert_eq(get_be32(b + 32), 0x80000000u, "UGAVALID");
@@ -187,10 +189,10 @@ BOTH_STORES(vpd, characteristics_and_provisioning)
 	r = vpd(0xb2, 64, b, 64);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
 	cr_assert_eq(get_be16(b + 2), 4);
-	if (fx_dev->bs->thin_provisioned) {
+	if (sbc_thin(fx_dev)) {
 		cr_assert_eq(b[5] & 0xe0, 0xe0, "LBPU LBPWS LBPWS10");
 		cr_assert_eq(b[6] & 7, 2, "thin");
-		cr_assert_eq(!!(b[5] & 0x04), fx_dev->bs->unmap_zeroes, "LBPRZ");
+		cr_assert_eq(!!(b[5] & 0x04), sbc_lbprz(fx_dev), "LBPRZ");
 	} else {
 		cr_assert_eq(b[5], 0);
 		cr_assert_eq(b[6] & 7, 0);
