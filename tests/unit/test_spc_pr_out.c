@@ -852,3 +852,113 @@ Test(pr_out_ram, all_tg_pt_ignored_for_other_actions, .init = up_ram, .fini = do
 	assert_good(prout_flags(&e.a, PRO_RESERVE, PR_TYPE_WE, KA, 0, 0x04));
 	assert_good(prout_flags(&e.a, PRO_RELEASE, PR_TYPE_WE, KA, 0, 0x04));
 }
+
+/* ---- UNIT ATTENTIONs for registrations naming several I_T nexuses ---- */
+
+Test(pr_out_ram, all_tg_pt_registrant_told_on_every_port, .init = up_ram, .fini = down)
+{
+	struct th_nexus a2;
+
+	th_nexus_init(&a2, PR_A, 7, &e.dev, 1);
+	th_clear_ua(&a2, 0); /* a2 has touched the LU: the LU knows that I_T nexus */
+	assert_good(prout_flags(&e.a, PRO_REGISTER, 0, 0, KA, 0x04));
+	assert_good(prout(&e.b, PRO_REGISTER, 0, 0, KB));
+	assert_good(prout(&e.b, PRO_PREEMPT, PR_TYPE_WE, KB, KA));
+	assert_ua(&e.a, PR_UA_REGISTRATIONS_PREEMPTED);
+	assert_ua(&a2, PR_UA_REGISTRATIONS_PREEMPTED);
+	assert_no_ua(&e.c);
+	scsi_nexus_unregister(&a2.nx);
+}
+
+Test(pr_out_ram, name_only_registrant_told, .init = up_ram, .fini = down)
+{
+	uint8_t tids[64];
+	uint32_t len = put_iscsi_tid(tids, PR_C, NULL);
+
+	assert_good(register_spec_i_pt(&e.a, KA, tids, len, PRO_REGISTER, 0x04));
+	assert_good(prout(&e.a, PRO_CLEAR, 0, KA, 0));
+	assert_ua(&e.c, PR_UA_RESERVATIONS_PREEMPTED);
+	assert_no_ua(&e.b);
+	assert_no_ua(&e.a);
+}
+
+/* ---- PREEMPT AND ABORT aborts the preempted nexuses' tasks ---- */
+
+#include <time.h>
+
+#include "gate_store.h"
+
+static void up_gate(void)
+{
+	memset(&e, 0, sizeof(e));
+	e.dev = gate_make_dev("prgate", 1 << 20);
+	pr_env_nexuses(&e);
+}
+
+static bool aborted_within(struct scsi_task *t, int seconds)
+{
+	struct timespec step = {0, 1000000};
+	for (int i = 0; i < seconds * 1000; i++) {
+		if (scsi_ts_aborted(e.dev->ts, t))
+			return true;
+		nanosleep(&step, NULL);
+	}
+	return false;
+}
+
+Test(pr_out_gate, preempt_and_abort_aborts_and_waits, .init = up_gate, .fini = down)
+{
+	uint8_t rd_cdb[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+	uint8_t pa_cdb[10] = {0x5f, PRO_PREEMPT_AND_ABORT, PR_TYPE_EA, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t pl[24] = {0};
+	struct async_task *rd, *pa;
+	uint64_t k[4];
+	unsigned n;
+
+	assert_good(prout(&e.a, PRO_REGISTER, 0, 0, KA));
+	assert_good(prout(&e.b, PRO_REGISTER, 0, 0, KB));
+	assert_good(prout(&e.b, PRO_RESERVE, PR_TYPE_WE, KB, 0));
+
+	rd = async_task_new(&e.b, 0, rd_cdb, 10, SCSI_DIR_READ, NULL, 512, 0x100);
+	async_task_start(rd);
+	gate_wait_reads(1); /* b's READ is in the store */
+
+	put_be64(pl, KA);
+	put_be64(pl + 8, KB);
+	pa = async_task_new(&e.a, 0, pa_cdb, 10, SCSI_DIR_WRITE, pl, 24, 0x200);
+	async_task_start(pa);
+	cr_assert(aborted_within(&rd->t, 10), "b's READ was not aborted");
+	/* the PREEMPT AND ABORT completes only after the task it aborted */
+	pthread_mutex_lock(&pa->w.mu);
+	cr_assert_not(pa->w.done);
+	pthread_mutex_unlock(&pa->w.mu);
+	gate_set(true);
+	async_task_wait(rd);
+	async_task_wait(pa);
+	cr_assert(rd->t.aborted);
+	cr_assert_eq(pa->t.status, SAM_STAT_GOOD);
+	pr_read_keys(&e.a, k, 4, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(k[0], KA);
+	assert_ua(&e.b, PR_UA_REGISTRATIONS_PREEMPTED);
+	free(rd);
+	free(pa);
+}
+
+Test(pr_out_gate, plain_preempt_leaves_tasks_alone, .init = up_gate, .fini = down)
+{
+	uint8_t rd_cdb[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+	struct async_task *rd;
+
+	assert_good(prout(&e.a, PRO_REGISTER, 0, 0, KA));
+	assert_good(prout(&e.b, PRO_REGISTER, 0, 0, KB));
+	rd = async_task_new(&e.b, 0, rd_cdb, 10, SCSI_DIR_READ, NULL, 512, 0x100);
+	async_task_start(rd);
+	gate_wait_reads(1);
+	assert_good(prout(&e.a, PRO_PREEMPT, PR_TYPE_WE, KA, KB));
+	gate_set(true);
+	async_task_wait(rd);
+	cr_assert_not(rd->t.aborted);
+	cr_assert_eq(rd->t.status, SAM_STAT_GOOD);
+	free(rd);
+}

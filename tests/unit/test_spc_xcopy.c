@@ -3,6 +3,7 @@
  * LUN table (CVE-2020-28374), honouring read-only LUNs, reservations and LBA ranges before any
  * byte moves, LIST ID in use, and aborting a running copy. */
 #include "xcopy_harness.h"
+#include "gate_store.h"
 
 #include "scsi/scsi_core.h"
 
@@ -367,141 +368,33 @@ Test(xcopy_ram, list_length_beyond_what_arrives, .init = up_ram, .fini = down)
 
 /* ---- a running copy: LIST ID in use, status while running, abort ---- */
 
-/* A store whose reads wait at a gate the test opens, so a copy can be caught running. */
-struct gate {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool open;
-	unsigned waiting;
-	uint8_t *mem;
-};
-static struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, NULL};
-
-static int gate_open(struct backstore *bs, char *err, size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	g.mem = calloc(1, bs->size);
-	return g.mem ? 0 : -1;
-}
-
-static void gate_close(struct backstore *bs)
-{
-	(void)bs;
-	free(g.mem);
-	g.mem = NULL;
-}
-
-static void gate_submit(struct backstore *bs, struct bs_io *io)
-{
-	uint64_t off = io->off;
-
-	(void)bs;
-	if (io->op == BS_READ) {
-		pthread_mutex_lock(&g.mu);
-		g.waiting++;
-		pthread_cond_broadcast(&g.cv);
-		while (!g.open)
-			pthread_cond_wait(&g.cv, &g.mu);
-		pthread_mutex_unlock(&g.mu);
-	}
-	for (int i = 0; i < io->iovcnt; i++) {
-		if (io->op == BS_READ)
-			memcpy(io->iov[i].iov_base, g.mem + off, io->iov[i].iov_len);
-		else if (io->op == BS_WRITE)
-			memcpy(g.mem + off, io->iov[i].iov_base, io->iov[i].iov_len);
-		off += io->iov[i].iov_len;
-	}
-	io->cb(io, BS_OK);
-}
-
-static const struct backstore_ops gate_ops = {
-	.name = "test_gate", .open = gate_open, .close = gate_close, .submit = gate_submit};
-
 static void up_gate(void)
 {
-	struct scsi_dev_params prm;
-	struct backstore *b = calloc(1, sizeof(*b));
 	struct scsi_dev *devs[2];
-	char err[128];
 
-	memset(&prm, 0, sizeof(prm));
-	snprintf(prm.name, sizeof(prm.name), "xgate");
-	b->ops = &gate_ops;
-	b->size = SZ;
-	b->block_size = 512;
-	src = scsi_dev_new(&prm, b);
-	cr_assert_eq(scsi_dev_open(src, err, sizeof(err)), 0);
+	src = gate_make_dev("xgate", SZ);
 	dst = th_make_dev("ramdisk", "xdst", SZ, 512);
 	devs[0] = src;
 	devs[1] = dst;
-	g.open = false;
-	g.waiting = 0;
 	th_nexus_init(&na, "iqn.2026-01.org.example:a", 1, devs, 2);
 	th_nexus_init(&nb, "iqn.2026-01.org.example:b", 1, devs, 2);
-	th_clear_ua(&na, 1);
-	th_clear_ua(&nb, 1);
-	g.open = true; /* let the UA-clearing TURs through, then close for the test */
-	th_clear_ua(&na, 0);
-	th_clear_ua(&nb, 0);
-	g.open = false;
+	for (uint64_t l = 0; l < 2; l++) { /* TEST UNIT READY reads nothing: the gate stays shut */
+		th_clear_ua(&na, l);
+		th_clear_ua(&nb, l);
+	}
 }
-
-struct async_task {
-	struct scsi_task t;
-	struct iovec iov;
-	uint8_t p[128];
-	struct th_wait w;
-};
 
 static struct async_task *start_xcopy(struct th_nexus *n, uint8_t list_id, uint16_t nblocks,
 				      uint64_t tag)
 {
-	struct async_task *a = calloc(1, sizeof(*a));
-	uint32_t len = xc_simple(a->p, list_id, src, dst, nblocks, 0, 0);
+	uint8_t cdb[16] = {0x83}, p[128];
+	uint32_t len = xc_simple(p, list_id, src, dst, nblocks, 0, 0);
+	struct async_task *a;
 
-	pthread_mutex_init(&a->w.mu, NULL);
-	pthread_cond_init(&a->w.cv, NULL);
-	a->t.cdb[0] = 0x83;
-	put_be32(a->t.cdb + 10, len);
-	a->t.cdb_len = 16;
-	a->t.lun = 1;
-	a->t.nexus = &n->nx;
-	a->t.tag = tag;
-	a->t.dir = SCSI_DIR_WRITE;
-	a->t.exp_xfer_len = len;
-	a->iov.iov_base = a->p;
-	a->iov.iov_len = len;
-	a->t.iov = &a->iov;
-	a->t.iovcnt = 1;
-	a->t.done = th_done_cb;
-	a->t.priv = &a->w;
-	scsi_task_execute(&a->t);
+	put_be32(cdb + 10, len);
+	a = async_task_new(n, 1, cdb, 16, SCSI_DIR_WRITE, p, len, tag);
+	async_task_start(a);
 	return a;
-}
-
-static void wait_task(struct async_task *a)
-{
-	pthread_mutex_lock(&a->w.mu);
-	while (!a->w.done)
-		pthread_cond_wait(&a->w.cv, &a->w.mu);
-	pthread_mutex_unlock(&a->w.mu);
-}
-
-static void wait_gate_reads(unsigned n)
-{
-	pthread_mutex_lock(&g.mu);
-	while (g.waiting < n)
-		pthread_cond_wait(&g.cv, &g.mu);
-	pthread_mutex_unlock(&g.mu);
-}
-
-static void open_gate(void)
-{
-	pthread_mutex_lock(&g.mu);
-	g.open = true;
-	pthread_cond_broadcast(&g.cv);
-	pthread_mutex_unlock(&g.mu);
 }
 
 Test(xcopy_gate, list_id_in_use_and_status_while_running, .init = up_gate, .fini = down)
@@ -511,7 +404,7 @@ Test(xcopy_gate, list_id_in_use_and_status_while_running, .init = up_gate, .fini
 	struct th_result r;
 
 	a = start_xcopy(&na, 7, 8, 1);
-	wait_gate_reads(1);
+	gate_wait_reads(1);
 	/* same nexus, same LIST ID: refused while the first one runs */
 	r = xc_exec(&na, 1, p, xc_simple(p, 7, dst, dst, 1, 0, 1));
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x00, 0x16);
@@ -522,8 +415,8 @@ Test(xcopy_gate, list_id_in_use_and_status_while_running, .init = up_gate, .fini
 	xc_assert_good(r);
 	cr_assert_eq(st[4], 0x00, "in progress");
 	cr_assert_eq(get_be16(st + 5), 0);
-	open_gate();
-	wait_task(a);
+	gate_set(true);
+	async_task_wait(a);
 	cr_assert_eq(a->t.status, SAM_STAT_GOOD);
 	r = xc_results(&na, 1, 0x00, 7, st, sizeof(st));
 	xc_assert_good(r);
@@ -555,10 +448,10 @@ Test(xcopy_gate, abort_task_stops_a_running_copy, .init = up_gate, .fini = down)
 	memset(g.mem, 0x6b, SZ);
 	/* 4096 blocks = 2 MiB: two chunks; the abort lands while the first read waits */
 	a = start_xcopy(&na, 9, 4096, 55);
-	wait_gate_reads(1);
+	gate_wait_reads(1);
 	scsi_tmf_execute(&tmf);
-	open_gate();
-	wait_task(a);
+	gate_set(true);
+	async_task_wait(a);
 	pthread_mutex_lock(&w.mu);
 	while (!w.done)
 		pthread_cond_wait(&w.cv, &w.mu);
