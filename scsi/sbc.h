@@ -130,11 +130,4 @@ size_t sbc_iov_cmp(const struct scsi_task *t, size_t skip, const void *buf, size
  * the count, or -1 when more than max are needed or the buffer is shorter. */
 int sbc_iov_slice(const struct scsi_task *t, size_t skip, size_t len, struct iovec *out, int max);
 
-static inline bool sbc_all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	return len == 0 || (b[0] == 0 && !memcmp(b, b + 1, len - 1));
-}
-
 #endif

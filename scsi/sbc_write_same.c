@@ -1,10 +1,11 @@
 /* WRITE SAME (10) and (16).
  *
  * The one block of Data-Out (zeros with NDOB) is replicated over the range.  With the UNMAP
- * bit on a thin LU whose deallocated blocks read back as zeros, a zero block is written by
- * deallocating the range instead (punched holes, dropped pages); any other block is written,
- * since deallocating would not give the data back.  On a fully provisioned LU the UNMAP bit
- * is ignored and the block written, as SBC allows.  ANCHOR is refused (ANC_SUP=0).
+ * bit on a thin LU the range is deallocated instead (punched holes, dropped pages) whatever
+ * the block holds: the SBC-3 reading that Linux, LIO, SCST and libiscsi's UnmapUntilEnd test
+ * (which sends 0xff with UNMAP and expects zeros back under LBPRZ) all share.  On a fully
+ * provisioned LU the UNMAP bit is ignored and the block written, as SBC allows.  ANCHOR is
+ * refused (ANC_SUP=0).
  *
  * NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA" (WSNZ=0); either way the count must not
  * exceed the Block Limits MAXIMUM WRITE SAME LENGTH.  The Data-Out buffer must be exactly one
@@ -46,7 +47,7 @@ static enum scsi_sr write_same_work(struct scsi_task *t)
 		free(block);
 		return SR_INTERNAL_ERROR; /* the size was checked before: a transport bug */
 	}
-	if ((t->cdb[1] & 0x08) && sbc_lbprz(dev) && sbc_all_zero(block, dev->block_size))
+	if ((t->cdb[1] & 0x08) && sbc_thin(dev))
 		st = sbc_unmap_sync(dev, c.lba, n);
 	else
 		st = sbc_fill_sync(dev, c.lba, n, block, sbc_write_durable(dev, false));
