@@ -61,7 +61,10 @@ enum scsi_sr spc_request_sense(struct scsi_task *t)
 /* SBC-3 5.25.  A non-zero POWER CONDITION makes the device server ignore START and LOEJ; we
  * have no power conditions to enter, so such a command succeeds and changes nothing (what
  * libiscsi's StartStopUnit.PowerCondition test expects).  LOEJ applies to removable media
- * only, and not while removal is prevented. */
+ * only, and not while removal is prevented.  START=0 without LOEJ stops a fixed-medium LU
+ * (NOT READY 04/02 until START=1, as a disk would); on a removable LU it leaves the loaded
+ * medium accessible, as libiscsi's StartStopUnit.NoLoej expects (and SCST's and LIO's virtual
+ * disks behave). */
 enum scsi_sr spc_start_stop_unit(struct scsi_task *t)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -83,10 +86,10 @@ enum scsi_sr spc_start_stop_unit(struct scsi_task *t)
 		dev->stopped = false;
 		if (loej)
 			dev->medium_removed = false;
-	} else {
+	} else if (loej) {
+		dev->medium_removed = true;
+	} else if (!dev->p.removable) {
 		dev->stopped = true;
-		if (loej)
-			dev->medium_removed = true;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return sr;

@@ -112,10 +112,20 @@ BOTH_STORES(misc, start_stop_removable_eject_load)
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
 	r = th_exec(&fx_nx, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	th_assert_sense(r, SK_NOT_READY, 0x3a, 0x00);
+	uint8_t rc10[10] = {0x25}, cap[8];
+	r = th_exec(&fx_nx, 0, rc10, 10, SCSI_DIR_READ, cap, 8);
+	th_assert_sense(r, SK_NOT_READY, 0x3a, 0x00);
 	r = ssu(1, 0, true, true); /* load */
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
 	r = th_exec(&fx_nx, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	/* START=0 without LOEJ leaves the loaded medium accessible (libiscsi NoLoej) */
+	for (uint8_t immed = 0; immed < 2; immed++) {
+		r = ssu(immed, 0, false, false);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+		r = th_exec(&fx_nx, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+	}
 	/* a non-zero power condition ignores START and LOEJ */
 	for (uint8_t pc = 1; pc < 16; pc++) {
 		r = ssu(1, pc, true, false);
