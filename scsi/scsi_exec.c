@@ -61,13 +61,15 @@ bool scsi_cmd_opcode_known(uint8_t opcode)
 static void finish(struct scsi_task *t, enum scsi_sr sr, bool aborted, bool tas)
 {
 	struct scsi_dev *dev = t->core.dev;
-	bool desc = dev ? scsi_dev_d_sense(dev) : false;
 	const struct scsi_sr_info *i;
+	bool desc = false;
 
 	if (aborted)
 		sr = SR_ABORTED;
-	scsi_task_set_result(t, sr, desc);
 	i = scsi_sr_info(sr);
+	if (dev && i->status == SAM_STAT_CHECK_CONDITION) /* the sense format matters only then */
+		desc = scsi_dev_d_sense(dev);
+	scsi_task_set_result(t, sr, desc);
 	scsi_resid_compute(t, i->status == SAM_STAT_GOOD || i->status == SAM_STAT_CONDITION_MET);
 	/* Aborted: the transport sends nothing, unless TAS asks for the TASK ABORTED status. */
 	t->aborted = aborted && !tas;
