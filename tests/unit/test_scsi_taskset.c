@@ -622,3 +622,36 @@ Test(taskset, abort_nexuses_waits_for_backstore)
 	wait_done(a);
 	cr_assert_not(a->t.aborted);
 }
+
+/* A task parked on the SBC range lock is "queued": ABORT TASK pulls it off through
+ * core.cancel and completes it at once, while the lock holder is still in the backstore. */
+Test(taskset, abort_task_waiting_on_range_lock)
+{
+	uint8_t watomic[16] = {0x9c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
+	struct atmf m;
+
+	struct atask *w = submit(&n1, watomic, 16, SCSI_ATTR_SIMPLE, 1, SCSI_DIR_WRITE, 512);
+	wait_parked(1);
+	cr_assert_not(is_done(w), "WRITE ATOMIC holds its range in the backstore");
+	struct atask *r = submit_read(&n2, SCSI_ATTR_SIMPLE, 2); /* same LBA: waits for the lock */
+	cr_assert_not(is_done(r));
+	pthread_mutex_lock(&park_mu);
+	cr_assert_eq(nparked, 1, "the READ did not reach the backstore");
+	pthread_mutex_unlock(&park_mu);
+	tmf_start(&m, &n2, SCSI_TMF_ABORT_TASK, 2);
+	tmf_wait(&m);
+	cr_assert(is_done(r), "aborted at once: it never started");
+	cr_assert(r->t.aborted);
+	cr_assert_eq(r->t.status, SAM_STAT_TASK_ABORTED);
+	cr_assert_not(is_done(w));
+	release_one();
+	wait_done(w);
+	cr_assert_eq(w->t.status, SAM_STAT_GOOD);
+	cr_assert_not(w->t.aborted);
+	/* the lock is free again: a new READ goes straight to the backstore */
+	struct atask *r2 = submit_read(&n2, SCSI_ATTR_SIMPLE, 3);
+	wait_parked(1);
+	release_one();
+	wait_done(r2);
+	cr_assert_eq(r2->t.status, SAM_STAT_GOOD);
+}
