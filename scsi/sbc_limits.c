@@ -8,7 +8,9 @@
 /* Sizes in bytes, turned into blocks of the LU's size below. */
 #define MAX_XFER_BYTES        (8u << 20)  /* one READ/WRITE: 8 MiB */
 #define OPT_XFER_BYTES        (1u << 20)  /* Linux sizes its requests from this */
-#define MAX_UNMAP_BYTES       (4ull << 30) /* one UNMAP: 4 GiB worth of blocks */
+#define MAX_UNMAP_BYTES       (4ull << 30) /* one UNMAP: 4 GiB worth of blocks... */
+#define MAX_UNMAP_BLOCKS      (1u << 20)   /* ...but at most 1M blocks: libiscsi's Inquiry
+					    * BlockLimits test calls more "insanely big" */
 #define MAX_UNMAP_DESCRIPTORS 256
 #define MAX_WRITE_SAME_BYTES  (1ull << 30)
 #define MAX_ATOMIC_BYTES      (1u << 20)
@@ -48,6 +50,8 @@ void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out)
 		out->opt_xfer_blocks = max_xfer;
 	if (sbc_thin(dev)) {
 		out->max_unmap_lba_count = blocks(MAX_UNMAP_BYTES, bsz);
+		if (out->max_unmap_lba_count > MAX_UNMAP_BLOCKS)
+			out->max_unmap_lba_count = MAX_UNMAP_BLOCKS;
 		out->max_unmap_descriptors = MAX_UNMAP_DESCRIPTORS;
 		out->unmap_granularity = blocks(UNMAP_GRANULE_BYTES, bsz);
 	}

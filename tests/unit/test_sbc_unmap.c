@@ -163,7 +163,7 @@ Test(unmap, total_above_maximum_lba_count)
 	struct th_result r;
 	uint16_t len;
 
-	fx_init_bs(&fx, "ramdisk", 512, 12ull << 20); /* 6 GiB, nothing touched */
+	fx_init_bs(&fx, "ramdisk", 512, 2ull << 20); /* 1 GiB, nothing touched */
 	fx_thin(&fx);
 	sbc_get_limits(fx.dev, &lim);
 	cnt[0] = lim.max_unmap_lba_count / 2 + 1;
