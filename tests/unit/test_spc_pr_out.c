@@ -962,3 +962,30 @@ Test(pr_out_gate, plain_preempt_leaves_tasks_alone, .init = up_gate, .fini = dow
 	cr_assert_eq(rd->t.status, SAM_STAT_GOOD);
 	free(rd);
 }
+
+Test(pr_out_ram, registration_table_full, .init = up_ram, .fini = down)
+{
+	static uint8_t tids[PR_MAX_REGS * 48];
+	uint32_t off = 0;
+	uint8_t *pl;
+	uint64_t k[4];
+	unsigned n;
+	struct th_result r;
+
+	/* a plus PR_MAX_REGS listed ports: one more than the table holds; nothing is kept */
+	for (int i = 0; i < PR_MAX_REGS; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "iqn.2026-01.org.example:many-%d", i);
+		off += put_iscsi_tid(tids + off, name, NULL);
+	}
+	pl = calloc(1, 28 + off);
+	put_be64(pl + 8, KA);
+	pl[20] = 0x08;
+	put_be32(pl + 24, off);
+	memcpy(pl + 28, tids, off);
+	r = prout_raw(&e.a, PRO_REGISTER, 0, pl, 28 + off);
+	free(pl);
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x55, 0x04);
+	pr_read_keys(&e.a, k, 4, &n);
+	cr_assert_eq(n, 0);
+}
