@@ -418,7 +418,14 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		if (can && nsg == ISCSI_STAGE_FULL) {
 			/* Declarations ride along; an offer needs an answer in the operational
 			 * stage first. */
-			if (iscsit_neg_offer(&l->neg, &out) || iscsit_neg_pending(&l->neg)) {
+			if (iscsit_neg_pending(&l->neg)) {
+				/* asked to move on without answering our offers: some initiators
+				 * never answer target offers; the RFC defaults stand */
+				iscsit_dbg("conn %llu: offers unanswered, keeping defaults",
+					   (unsigned long long)c->id);
+				iscsit_neg_drop_offers(&l->neg);
+			}
+			if (iscsit_neg_offer(&l->neg, &out)) {
 				if (l->stage == ISCSI_STAGE_SECURITY)
 					nsg = ISCSI_STAGE_OPERATIONAL;
 				else

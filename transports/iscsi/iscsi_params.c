@@ -635,6 +635,12 @@ bool iscsit_neg_pending(const struct iscsit_neg *n)
 	return n->offered != 0;
 }
 
+void iscsit_neg_drop_offers(struct iscsit_neg *n)
+{
+	n->answered |= n->offered;
+	n->offered = 0;
+}
+
 void iscsit_neg_finish(struct iscsit_neg *n)
 {
 	struct iscsit_sess_params *r = n->res;

@@ -165,6 +165,8 @@ uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned n
 bool iscsit_neg_offer(struct iscsit_neg *n, struct iscsit_text *out);
 /* Anything still awaiting the initiator's answer? */
 bool iscsit_neg_pending(const struct iscsit_neg *n);
+/* The initiator ignored our offers: keep the RFC defaults for them and never offer again. */
+void iscsit_neg_drop_offers(struct iscsit_neg *n);
 /* Fix up derived values once the operational stage is over (FirstBurst <= MaxBurst, ...). */
 void iscsit_neg_finish(struct iscsit_neg *n);
 

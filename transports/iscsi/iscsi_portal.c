@@ -55,7 +55,7 @@ int iscsit_parse_portal(const char *s, struct sockaddr_storage *ss, socklen_t *l
 			return -1;
 		errno = 0;
 		port = strtoul(port_s, &end, 10);
-		if (errno || *end || port == 0 || port > 65535)
+		if (errno || *end || port > 65535)
 			return -1;
 	}
 	if (!strcmp(host, "*"))
@@ -151,6 +151,15 @@ static int open_one(struct iscsit_portal *p, char *err, size_t errlen)
 		return -1;
 	}
 	p->fd = fd;
+	if (!p->port) {
+		/* port 0: the kernel chose one (tests); learn which */
+		socklen_t len = sizeof(p->addr);
+
+		getsockname(fd, (struct sockaddr *)&p->addr, &len);
+		p->addrlen = len;
+		p->port = ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
+						      : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
+	}
 	return 0;
 }
 

@@ -1,0 +1,400 @@
+/* The receive state machine fed byte by byte, in odd chunks, with and without digests, with
+ * would-block pauses between reads; corrupt digests, truncation, oversized segments,
+ * budgets and pauses. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transports/iscsi/iscsi_digest.h"
+#include "transports/iscsi/iscsi_rx.h"
+
+/* ---------------------------------------------------------------- stream builder */
+struct stream {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct stream *s, const void *d, size_t n)
+{
+	if (s->len + n > s->cap) {
+		s->cap = (s->len + n) * 2 + 256;
+		s->p = realloc(s->p, s->cap);
+	}
+	memcpy(s->p + s->len, d, n);
+	s->len += n;
+}
+
+static uint8_t pattern(size_t i, uint8_t seed)
+{
+	return (uint8_t)(i * 31 + seed);
+}
+
+/* Append one PDU; data is pattern(i, seed). */
+static void add_pdu(struct stream *s, uint8_t op, const uint8_t *ahs, unsigned ahs_len,
+		    uint32_t dsl, uint8_t seed, bool hd, bool dd)
+{
+	uint8_t h[48] = {0}, dig[4], pad[4] = {0};
+	uint8_t *data = malloc(dsl + 1);
+	uint32_t crc;
+
+	h[0] = op;
+	h[4] = (uint8_t)(ahs_len / 4);
+	iscsi_put24(h + 5, dsl);
+	iscsi_put32(h + 16, seed);
+	put(s, h, 48);
+	if (ahs_len)
+		put(s, ahs, ahs_len);
+	if (hd) {
+		crc = iscsi_crc32c_update(ISCSI_CRC32C_INIT, h, 48);
+		crc = iscsi_crc32c_final(iscsi_crc32c_update(crc, ahs, ahs_len));
+		iscsi_digest_put(dig, crc);
+		put(s, dig, 4);
+	}
+	if (dsl) {
+		for (uint32_t i = 0; i < dsl; i++)
+			data[i] = pattern(i, seed);
+		put(s, data, dsl);
+		put(s, pad, iscsi_pad4(dsl));
+		if (dd) {
+			struct iovec v = {data, dsl};
+
+			iscsi_digest_put(dig, iscsi_crc32c_iov(&v, 1, iscsi_pad4(dsl)));
+			put(s, dig, 4);
+		}
+	}
+	free(data);
+}
+
+/* ---------------------------------------------------------------- byte source */
+struct src {
+	const uint8_t *p;
+	size_t len, pos, chunk;
+	bool block_next; /* alternate: a chunk, then EAGAIN */
+	bool eof_at_end;
+};
+
+static ssize_t src_recv(void *arg, const struct iovec *iov, int cnt)
+{
+	struct src *s = arg;
+	size_t n = 0, want = s->chunk;
+
+	if (s->block_next) {
+		s->block_next = false;
+		errno = EAGAIN;
+		return -1;
+	}
+	if (s->pos == s->len) {
+		if (s->eof_at_end)
+			return 0;
+		errno = EAGAIN;
+		return -1;
+	}
+	for (int i = 0; i < cnt && want && s->pos < s->len; i++) {
+		size_t k = iov[i].iov_len;
+
+		if (k > want)
+			k = want;
+		if (k > s->len - s->pos)
+			k = s->len - s->pos;
+		memcpy(iov[i].iov_base, s->p + s->pos, k);
+		s->pos += k;
+		want -= k;
+		n += k;
+	}
+	s->block_next = true;
+	return (ssize_t)n;
+}
+
+/* ---------------------------------------------------------------- recorder */
+struct rec {
+	int n;
+	uint8_t op[16];
+	uint32_t dsl[16];
+	bool discard[16], dbad[16], data_ok[16];
+	uint8_t cmd_buf[1024];
+	int pause_at;
+	bool bad_dst;
+};
+
+static int on_header(void *ctx, struct iscsit_rx *rx)
+{
+	struct rec *r = ctx;
+
+	if (bhs_opcode(rx->bhs) == ISCSI_OP_SCSI_CMD && rx->dsl) {
+		/* immediate data straight into "the task's buffer", split over two iovecs */
+		struct iovec v[2] = {{r->cmd_buf, 100}, {r->cmd_buf + 100, rx->dsl - 100}};
+
+		if (r->bad_dst)
+			v[1].iov_len++;
+		iscsit_rx_set_dst(rx, v, 2);
+	}
+	return RX_CB_OK;
+}
+
+static int on_pdu(void *ctx, struct iscsit_rx *rx)
+{
+	struct rec *r = ctx;
+	int i = r->n++;
+	const uint8_t *d = rx->to_scratch ? iscsit_rx_data(rx) : r->cmd_buf;
+	uint8_t seed = (uint8_t)bhs_itt(rx->bhs);
+
+	r->op[i] = bhs_opcode(rx->bhs);
+	r->dsl[i] = rx->dsl;
+	r->discard[i] = rx->discard;
+	r->dbad[i] = rx->ddigest_bad;
+	r->data_ok[i] = true;
+	if (!rx->discard)
+		for (uint32_t k = 0; k < rx->dsl; k++)
+			if (d[k] != pattern(k, seed))
+				r->data_ok[i] = false;
+	if (r->pause_at == r->n)
+		return RX_CB_PAUSE;
+	return RX_CB_OK;
+}
+
+static const struct iscsit_rx_ops ops = {on_header, on_pdu};
+
+static void build_sample(struct stream *s, bool hd, bool dd)
+{
+	uint8_t ahs[20] = {0};
+
+	iscsi_put16(ahs, 17); /* extended CDB of 16 more bytes */
+	ahs[2] = 1;
+	add_pdu(s, ISCSI_OP_LOGIN_REQ, NULL, 0, 13, 1, hd, dd);
+	add_pdu(s, ISCSI_OP_SCSI_CMD, ahs, 20, 700, 2, hd, dd);
+	add_pdu(s, ISCSI_OP_NOP_OUT, NULL, 0, 0, 3, hd, dd);
+	add_pdu(s, ISCSI_OP_DATA_OUT, NULL, 0, 5000, 4, hd, dd); /* over max_dsl: discarded */
+	add_pdu(s, ISCSI_OP_TEXT_REQ, NULL, 0, 100, 5, hd, dd);
+}
+
+static void check_sample(const struct rec *r)
+{
+	static const uint8_t ops_want[5] = {ISCSI_OP_LOGIN_REQ, ISCSI_OP_SCSI_CMD, ISCSI_OP_NOP_OUT,
+					    ISCSI_OP_DATA_OUT, ISCSI_OP_TEXT_REQ};
+	static const uint32_t dsl_want[5] = {13, 700, 0, 5000, 100};
+
+	cr_assert_eq(r->n, 5);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(r->op[i], ops_want[i], "pdu %d", i);
+		cr_assert_eq(r->dsl[i], dsl_want[i], "pdu %d", i);
+		cr_assert(!r->dbad[i], "pdu %d digest", i);
+		cr_assert_eq(r->discard[i], i == 3, "pdu %d discard", i);
+		cr_assert(r->data_ok[i], "pdu %d data", i);
+	}
+}
+
+static void run_all(struct iscsit_rx *rx, struct src *s, struct rec *r)
+{
+	for (int guard = 0; guard < 10000000; guard++) {
+		enum iscsit_rx_result res = iscsit_rx_run(rx, src_recv, s, &ops, r, 1000);
+
+		cr_assert(res == RX_WOULD_BLOCK || res == RX_BUDGET, "result %d (%s)", res,
+			  rx->why ? rx->why : "");
+		if (res == RX_WOULD_BLOCK && s->pos == s->len && !iscsit_rx_staged(rx) &&
+		    !s->block_next)
+			return;
+	}
+	cr_assert_fail("did not finish");
+}
+
+static void one_run(size_t chunk, bool hd, bool dd)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct src s = {0};
+	struct rec r = {0};
+
+	build_sample(&st, hd, dd);
+	cr_assert_eq(iscsit_rx_init(&rx), 0);
+	rx.max_dsl = 4096;
+	rx.hdigest_on = hd;
+	rx.ddigest_on = dd;
+	s.p = st.p;
+	s.len = st.len;
+	s.chunk = chunk;
+	run_all(&rx, &s, &r);
+	check_sample(&r);
+	cr_assert(iscsit_rx_idle(&rx));
+	cr_assert_eq(rx.bytes, st.len);
+	cr_assert_eq(rx.pdus, 5);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+static const size_t chunks[] = {1, 2, 3, 5, 7, 13, 47, 48, 49, 52, 64, 100, 777, 4096, 20000, 1 << 20};
+
+Test(iscsi_rx, chunks_no_digests)
+{
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		one_run(chunks[i], false, false);
+}
+
+Test(iscsi_rx, chunks_header_digest)
+{
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		one_run(chunks[i], true, false);
+}
+
+Test(iscsi_rx, chunks_both_digests)
+{
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		one_run(chunks[i], true, true);
+}
+
+static enum iscsit_rx_result feed(struct stream *st, struct rec *r, bool hd, bool dd,
+				  size_t chunk, bool eof, struct iscsit_rx *rx)
+{
+	struct src s = {.p = st->p, .len = st->len, .chunk = chunk, .eof_at_end = eof};
+	enum iscsit_rx_result res;
+
+	do {
+		rx->hdigest_on = hd;
+		rx->ddigest_on = dd;
+		res = iscsit_rx_run(rx, src_recv, &s, &ops, r, 1000);
+	} while (res == RX_WOULD_BLOCK && (s.pos < s.len || s.block_next || eof));
+	return res;
+}
+
+Test(iscsi_rx, bad_header_digest_is_fatal)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+
+	add_pdu(&st, ISCSI_OP_NOP_OUT, NULL, 0, 8, 1, true, false);
+	st.p[48] ^= 1; /* first digest byte */
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, true, false, 3, false, &rx), RX_ERROR);
+	cr_assert_str_eq(rx.why, "header digest mismatch");
+	cr_assert_eq(r.n, 0, "nothing delivered");
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, bad_data_digest_is_reported_and_stream_continues)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+
+	add_pdu(&st, ISCSI_OP_NOP_OUT, NULL, 0, 10, 1, false, true);
+	st.p[50] ^= 0x80; /* a data byte */
+	add_pdu(&st, ISCSI_OP_TEXT_REQ, NULL, 0, 6, 2, false, true);
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, true, 5, false, &rx), RX_WOULD_BLOCK);
+	cr_assert_eq(r.n, 2);
+	cr_assert(r.dbad[0]);
+	cr_assert(!r.dbad[1]);
+	cr_assert(r.data_ok[1]);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, eof_inside_and_between_pdus)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+
+	add_pdu(&st, ISCSI_OP_NOP_OUT, NULL, 0, 0, 1, false, false);
+	add_pdu(&st, ISCSI_OP_TEXT_REQ, NULL, 0, 100, 2, false, false);
+	st.len -= 30; /* truncated in the data of the second */
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, false, 7, true, &rx), RX_EOF);
+	cr_assert_str_eq(rx.why, "connection closed inside a PDU");
+	cr_assert_eq(r.n, 1);
+	iscsit_rx_free(&rx);
+
+	memset(&r, 0, sizeof(r));
+	st.len = 48; /* exactly one PDU */
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, false, 7, true, &rx), RX_EOF);
+	cr_assert_str_eq(rx.why, "connection closed");
+	cr_assert_eq(r.n, 1);
+	iscsit_rx_free(&rx);
+
+	memset(&r, 0, sizeof(r));
+	st.len = 20; /* truncated header then close */
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, false, 1, true, &rx), RX_EOF);
+	cr_assert_str_eq(rx.why, "connection closed inside a PDU");
+	cr_assert_eq(r.n, 0);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, huge_segment_is_discarded_and_resynced)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+
+	add_pdu(&st, ISCSI_OP_TEXT_REQ, NULL, 0, 3 << 20, 1, false, true);
+	add_pdu(&st, ISCSI_OP_NOP_OUT, NULL, 0, 4, 2, false, true);
+	iscsit_rx_init(&rx);
+	rx.max_dsl = 8192;
+	cr_assert_eq(feed(&st, &r, false, true, 65536, false, &rx), RX_WOULD_BLOCK);
+	cr_assert_eq(r.n, 2);
+	cr_assert(r.discard[0]);
+	cr_assert(!r.dbad[0], "discarded data is still digested");
+	cr_assert(!r.discard[1]);
+	cr_assert(r.data_ok[1]);
+	cr_assert(rx.scratch_cap <= 8193, "scratch never grew past the limit");
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, budget_and_pause)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+	struct src s;
+
+	for (int i = 0; i < 4; i++)
+		add_pdu(&st, ISCSI_OP_NOP_OUT, NULL, 0, 0, (uint8_t)i, false, false);
+	s = (struct src){.p = st.p, .len = st.len, .chunk = 1 << 20};
+	iscsit_rx_init(&rx);
+	cr_assert_eq(iscsit_rx_run(&rx, src_recv, &s, &ops, &r, 1), RX_BUDGET);
+	cr_assert_eq(r.n, 1);
+	cr_assert(iscsit_rx_staged(&rx) > 0, "the rest was read ahead");
+	r.pause_at = 2;
+	cr_assert_eq(iscsit_rx_run(&rx, src_recv, &s, &ops, &r, 100), RX_PAUSED);
+	cr_assert_eq(r.n, 2);
+	cr_assert_eq(iscsit_rx_run(&rx, src_recv, &s, &ops, &r, 100), RX_WOULD_BLOCK);
+	cr_assert_eq(r.n, 4);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, destination_must_match_segment_length)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {.bad_dst = true};
+
+	add_pdu(&st, ISCSI_OP_SCSI_CMD, NULL, 0, 700, 2, false, false);
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, false, 100, false, &rx), RX_ERROR);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
+
+Test(iscsi_rx, login_limit_without_negotiation)
+{
+	struct stream st = {0};
+	struct iscsit_rx rx;
+	struct rec r = {0};
+
+	/* before anything is negotiated, scratch data is bounded by 8192 */
+	add_pdu(&st, ISCSI_OP_LOGIN_REQ, NULL, 0, 8192, 1, false, false);
+	add_pdu(&st, ISCSI_OP_LOGIN_REQ, NULL, 0, 8193, 2, false, false);
+	iscsit_rx_init(&rx);
+	cr_assert_eq(feed(&st, &r, false, false, 1000, false, &rx), RX_WOULD_BLOCK);
+	cr_assert_eq(r.n, 2);
+	cr_assert(!r.discard[0]);
+	cr_assert(r.discard[1]);
+	iscsit_rx_free(&rx);
+	free(st.p);
+}
