@@ -34,7 +34,15 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
 		/* A corrupt or unreadable file must not stop the LU: start with no registrations
 		 * and say why, so the operator can look at (and keep) the file. */
 		fprintf(stderr, "utgt: %s: persistent reservation state ignored: %s\n", pr->path, err);
+	pr_update_active(pr);
 	return pr;
+}
+
+void pr_update_active(struct scsi_pr *pr)
+{
+	bool on = pr->dev->spc2_reserved || pr->st.type != PR_TYPE_NONE;
+
+	__atomic_store_n(&pr->active, on, __ATOMIC_RELEASE);
 }
 
 void scsi_pr_destroy(struct scsi_pr *pr)

@@ -95,6 +95,9 @@ struct scsi_pr {
 	pthread_mutex_t lock;
 	struct pr_state st;
 	char path[PATH_MAX]; /* APTPL state file; "" when the device has no pr_file_dir */
+	/* Any reservation (SPC-2 or persistent) in force?  Written under the lock, read without
+	 * it by the conflict check so commands pay nothing for the lock while none exists. */
+	bool active;
 };
 
 /* Side effects decided under pr->lock and applied after it is dropped. */
@@ -136,6 +139,9 @@ bool pr_is_holder(const struct pr_state *st, int i);
 void pr_remove(struct pr_state *st, int i);
 /* Append a registration; returns its index or -1 when the table is full. */
 int pr_add(struct pr_state *st, const struct pr_reg *r);
+
+/* Recompute pr->active after a change.  Caller holds pr->lock. */
+void pr_update_active(struct scsi_pr *pr);
 
 /* ---- side effects (spc_pr.c) ---- */
 void pr_fx_ua(struct pr_effects *fx, const struct pr_reg *r, uint8_t ascq);

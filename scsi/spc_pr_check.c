@@ -65,7 +65,7 @@ bool scsi_pr_conflicts(struct scsi_dev *dev, const struct scsi_nexus *nx, enum s
 	struct scsi_pr *pr = dev->pr;
 	bool c;
 
-	if (!pr)
+	if (!pr || !__atomic_load_n(&pr->active, __ATOMIC_ACQUIRE))
 		return false;
 	pthread_mutex_lock(&pr->lock);
 	if (dev->spc2_reserved)
@@ -102,6 +102,10 @@ enum scsi_sr scsi_reservation_check(struct scsi_task *t)
 
 	if (!pr || !desc || !t->nexus)
 		return SR_OK;
+	/* nothing reserved: the common case takes no lock (a reservation made while this command
+	 * is being admitted is no different from one made just after) */
+	if (!__atomic_load_n(&pr->active, __ATOMIC_ACQUIRE))
+		return SR_OK;
 	pthread_mutex_lock(&pr->lock);
 	if (dev->spc2_reserved) {
 		/* SPC-2 5.5.1: while a RESERVE reservation exists, PERSISTENT RESERVE IN/OUT conflict
@@ -133,5 +137,6 @@ void scsi_reservation_reset(struct scsi_dev *dev, const struct scsi_nexus *nx)
 		dev->spc2_holder[0] = '\0';
 		dev->spc2_holder_rtpi = 0;
 	}
+	pr_update_active(pr);
 	pthread_mutex_unlock(&pr->lock);
 }

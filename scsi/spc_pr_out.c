@@ -451,6 +451,7 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	}
 	if (sr != SR_OK)
 		pr->st = *snap; /* a failed command changes nothing, even half-way through */
+	pr_update_active(pr);
 	pthread_mutex_unlock(&pr->lock);
 	if (sr == SR_OK)
 		pr_fx_apply(dev, o.fx, t);

@@ -83,6 +83,7 @@ static enum scsi_sr reserve_release(struct scsi_task *t, bool reserve)
 		dev->spc2_holder_rtpi = 0;
 	}
 out:
+	pr_update_active(pr);
 	pthread_mutex_unlock(&pr->lock);
 	return sr;
 }
