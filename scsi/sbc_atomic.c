@@ -19,6 +19,11 @@ enum scsi_sr sbc_write_atomic(struct scsi_task *t)
 	sr = sbc_check_protect(t, &c);
 	if (sr != SR_OK)
 		return sr;
+	/* the range first: libiscsi's WriteAtomic16.BeyondEol runs off the end with lengths
+	 * above the atomic maximum and expects LBA OUT OF RANGE */
+	sr = sbc_check_range(t, c.lba, c.nblocks);
+	if (sr != SR_OK)
+		return sr;
 	sbc_get_limits(t->core.dev, &lim);
 	sr = sbc_check_len(t, &c, lim.max_atomic_blocks);
 	if (sr != SR_OK)
@@ -27,7 +32,7 @@ enum scsi_sr sbc_write_atomic(struct scsi_task *t)
 		return scsi_invalid_cdb(t, c.len_byte, -1);
 	if (lim.atomic_alignment && c.lba % lim.atomic_alignment)
 		return scsi_invalid_cdb(t, 2, -1);
-	sr = sbc_check_xfer(t, &c);
+	sr = sbc_check_xfer(t, &c); /* maximum transfer length, sanitize failure mode */
 	if (sr != SR_OK)
 		return sr;
 	return sbc_rw_start(t, &c, true, true);

@@ -42,6 +42,13 @@ SBC_TEST(atomic, limits_and_checks)
 	wa_cdb(c, FX_BLOCKS - 1, 2, 0);
 	r = fx_exec(fx, c, SCSI_DIR_WRITE, b, 1024);
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+	/* off the end and too long: the range is reported (libiscsi BeyondEol) */
+	wa_cdb(c, FX_BLOCKS - 10, (uint16_t)(lim.max_atomic_blocks + 1), 0);
+	r = fx_exec(fx, c, SCSI_DIR_WRITE, NULL, 0);
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+	wa_cdb(c, 0x8000000000000000ull, 1, 0);
+	r = fx_exec(fx, c, SCSI_DIR_WRITE, b, 512);
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
 	wa_cdb(c, 0, 2, 0x20); /* WRPROTECT */
 	r = fx_exec(fx, c, SCSI_DIR_WRITE, b, 1024);
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
