@@ -210,11 +210,13 @@ static void raise_one(struct scsi_dev *dev, const struct pr_ua *u)
 {
 	struct ua_match m = {u};
 
-	if (!u->all_tg_pt && !u->port.name_only) {
-		scsi_ua_raise(dev, u->port.id, u->rtpi, 0x2a, u->ascq);
-		return;
-	}
+	/* Every nexus the LU knows that the registration names, compared the way registrations
+	 * are (case-insensitive, SRP "0x" or not)... */
 	scsi_ua_raise_match(dev, ua_port_match, &m, 0x2a, u->ascq);
+	/* ...and, for one exact I_T nexus that has not touched the LU yet, a condition waiting
+	 * for it (the UA code does not queue the same condition twice). */
+	if (!u->all_tg_pt && !u->port.name_only && u->port.proto == SCSI_PROTO_ISCSI)
+		scsi_ua_raise(dev, u->port.id, u->rtpi, 0x2a, u->ascq);
 }
 
 struct abort_match {

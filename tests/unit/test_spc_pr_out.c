@@ -989,3 +989,37 @@ Test(pr_out_ram, registration_table_full, .init = up_ram, .fini = down)
 	pr_read_keys(&e.a, k, 4, &n);
 	cr_assert_eq(n, 0);
 }
+
+Test(pr_out_ram, srp_port_told_whatever_its_spelling, .init = up_ram, .fini = down)
+{
+	struct th_nexus s;
+
+	th_nexus_init(&s, "0xFE800000000000000002C90300A1B2C3", 1, &e.dev, 1);
+	s.nx.proto = SCSI_PROTO_SRP;
+	snprintf(s.nx.initiator_port, sizeof(s.nx.initiator_port), "%s", s.nx.initiator_name);
+	th_clear_ua(&s, 0);
+	assert_good(prout(&s, PRO_REGISTER, 0, 0, KB));
+	assert_good(prout(&e.a, PRO_REGISTER, 0, 0, KA));
+	assert_good(prout(&e.a, PRO_PREEMPT, PR_TYPE_WE, KA, KB));
+	assert_ua(&s, PR_UA_REGISTRATIONS_PREEMPTED);
+	scsi_nexus_unregister(&s.nx);
+}
+
+Test(pr_out_ram, spec_i_pt_isid_case_does_not_matter, .init = up_ram, .fini = down)
+{
+	struct th_nexus d;
+	uint8_t tids[64];
+	uint32_t len = put_iscsi_tid(tids, "iqn.2026-01.org.example:d", "23000000abcd");
+
+	th_nexus_init(&d, "iqn.2026-01.org.example:d", 1, &e.dev, 1);
+	snprintf(d.nx.initiator_port, sizeof(d.nx.initiator_port),
+		 "iqn.2026-01.org.example:d,i,0x23000000ABCD");
+	th_clear_ua(&d, 0);
+	assert_good(register_spec_i_pt(&e.a, KA, tids, len, PRO_REGISTER, 0));
+	/* d is registered (with a's key) ... */
+	assert_good(prout(&d, PRO_REGISTER, 0, KA, KB));
+	/* ... and is told when it loses that registration */
+	assert_good(prout(&e.a, PRO_PREEMPT, PR_TYPE_WE, KA, KB));
+	assert_ua(&d, PR_UA_REGISTRATIONS_PREEMPTED);
+	scsi_nexus_unregister(&d.nx);
+}
