@@ -274,3 +274,25 @@ Test(pr_check_ram, pr_conflicts_api, .init = up_ram, .fini = down)
 	cr_assert(scsi_pr_conflicts(e.dev, &e.c.nx, PRC_READ));
 	cr_assert_not(scsi_pr_conflicts(e.dev, &e.a.nx, PRC_WRITE));
 }
+
+Test(pr_check_ram, table_classes_of_other_commands, .init = up_ram, .fini = down)
+{
+	uint8_t rc10[10] = {0x25};
+	uint8_t sync10[10] = {0x35};
+	uint8_t msense6[6] = {0x1a, 0x08, 0x3f, 0, 64, 0};
+	uint8_t buf[64];
+
+	assert_good(prout(&e.a, PRO_REGISTER, 0, 0, KA));
+	/* Write Exclusive: READ CAPACITY and MODE SENSE pass, SYNCHRONIZE CACHE conflicts */
+	assert_good(prout(&e.a, PRO_RESERVE, PR_TYPE_WE, KA, 0));
+	assert_good(th_exec(&e.c, 0, rc10, 10, SCSI_DIR_READ, buf, 8));
+	assert_good(th_exec(&e.c, 0, msense6, 6, SCSI_DIR_READ, buf, 64));
+	assert_conflict(th_exec(&e.c, 0, sync10, 10, SCSI_DIR_NONE, NULL, 0));
+	assert_good(th_exec(&e.a, 0, sync10, 10, SCSI_DIR_NONE, NULL, 0));
+	assert_good(prout(&e.a, PRO_RELEASE, PR_TYPE_WE, KA, 0));
+	/* Exclusive Access: only READ CAPACITY still passes */
+	assert_good(prout(&e.a, PRO_RESERVE, PR_TYPE_EA, KA, 0));
+	assert_good(th_exec(&e.c, 0, rc10, 10, SCSI_DIR_READ, buf, 8));
+	assert_conflict(th_exec(&e.c, 0, msense6, 6, SCSI_DIR_READ, buf, 64));
+	assert_conflict(th_exec(&e.c, 0, sync10, 10, SCSI_DIR_NONE, NULL, 0));
+}
