@@ -12,10 +12,14 @@ QUICK=0
 say() { printf '[%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 step() { printf '\n[%4ds] == %s\n' $((SECONDS - T0)) "$*"; }
 # To stderr: fail is often called inside $(...), whose stdout is captured.
+# A test may define on_fail (a function printing its own diagnostics).
 fail() {
 	printf '[%4ds] FAIL: %s\n' $((SECONDS - T0)) "$*" >&2
+	if declare -F on_fail >/dev/null; then on_fail >&2 || true; fi
 	exit 1
 }
+# Background jobs (fio...) hold the console pipe open: end them with the script.
+trap 'jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 ok() { printf '[%4ds] ok: %s\n' $((SECONDS - T0)) "$*"; }
 # expect_eq WHAT GOT WANT
 expect_eq() {
