@@ -176,11 +176,18 @@ static enum scsi_sr check_segments(struct scsi_task *t, const struct xc_list *l)
 
 		if (sr != SR_OK)
 			return sr;
+		/* a segment the LUs cannot hold ends the copy: COPY ABORTED with the segment
+		 * pointer on the LBA that does not fit */
 		if (s->src_lba > src->dev->nr_blocks ||
-		    bytes / src->dev->block_size > src->dev->nr_blocks - s->src_lba ||
-		    s->dst_lba > dst->dev->nr_blocks ||
-		    bytes / dst->dev->block_size > dst->dev->nr_blocks - s->dst_lba)
-			return SR_LBA_OUT_OF_RANGE;
+		    bytes / src->dev->block_size > src->dev->nr_blocks - s->src_lba) {
+			(void)scsi_invalid_param(t, (uint16_t)(s->desc_off + 12), -1);
+			return SR_COPY_ABORTED;
+		}
+		if (s->dst_lba > dst->dev->nr_blocks ||
+		    bytes / dst->dev->block_size > dst->dev->nr_blocks - s->dst_lba) {
+			(void)scsi_invalid_param(t, (uint16_t)(s->desc_off + 20), -1);
+			return SR_COPY_ABORTED;
+		}
 		if ((sr = access_check(t, src, false)) != SR_OK)
 			return sr;
 		if ((sr = access_check(t, dst, true)) != SR_OK)

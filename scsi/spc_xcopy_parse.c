@@ -72,10 +72,16 @@ static enum scsi_sr parse_segment(struct scsi_task *t, const uint8_t *d, uint32_
 		return SR_PARAM_LIST_LENGTH_ERROR;
 	s->src = get_be16(d + 4);
 	s->dst = get_be16(d + 6);
-	if (s->src >= l->ntargets)
-		return scsi_invalid_param(t, (uint16_t)(off + 4), -1);
-	if (s->dst >= l->ntargets)
-		return scsi_invalid_param(t, (uint16_t)(off + 6), -1);
+	/* An index past the CSCD list names no copy target: COPY ABORTED, with the field
+	 * pointer (segment pointer format, relative to the parameter list) on the index. */
+	if (s->src >= l->ntargets) {
+		(void)scsi_invalid_param(t, (uint16_t)(off + 4), -1);
+		return SR_COPY_TARGET_UNREACHABLE;
+	}
+	if (s->dst >= l->ntargets) {
+		(void)scsi_invalid_param(t, (uint16_t)(off + 6), -1);
+		return SR_COPY_TARGET_UNREACHABLE;
+	}
 	s->dc = d[1] & 0x02;
 	s->nblocks = get_be16(d + 10);
 	s->src_lba = get_be64(d + 12);
@@ -103,6 +109,10 @@ enum scsi_sr xc_parse(struct scsi_task *t, const uint8_t *buf, uint32_t len, str
 	sdl = get_be32(buf + 8);
 	inl = get_be32(buf + 12);
 	if ((uint64_t)XC_HDR_LEN + tdl + sdl + inl > len)
+		return SR_PARAM_LIST_LENGTH_ERROR;
+	/* longer than OPERATING PARAMETERS' MAXIMUM DESCRIPTOR LIST LENGTH: a length error, before
+	 * the per-kind counts (what libiscsi's ExtendedCopy.DescrLimits expects) */
+	if ((uint64_t)tdl + sdl > XC_MAX_DESC_LIST_LEN)
 		return SR_PARAM_LIST_LENGTH_ERROR;
 	if (tdl % XC_TARGET_DESC_LEN)
 		return scsi_invalid_param(t, 2, -1);

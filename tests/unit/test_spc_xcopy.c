@@ -295,31 +295,52 @@ Test(xcopy_ram, reservations_on_the_lus_apply, .init = up_ram, .fini = down)
 	free(pat);
 }
 
+/* A segment the LUs cannot hold: COPY ABORTED (libiscsi's ExtendedCopy.ValidSegDescr), with a
+ * segment pointer (SKSV, SD=0: relative to the parameter list) on the LBA that does not fit. */
+static void assert_copy_aborted_at(struct th_result r, uint16_t field)
+{
+	th_assert_sense(r, SK_COPY_ABORTED, 0x00, 0x00);
+	cr_assert_eq(r.sense[15], 0x80, "SKSV, SD=0, no bit pointer");
+	cr_assert_eq(get_be16(r.sense + 16), field);
+}
+
 Test(xcopy_ram, lba_out_of_range_checked_before_copying, .init = up_ram, .fini = down)
 {
 	uint8_t p[256];
 	uint8_t *pat = put_pattern(src, 0, 0, 4, 8);
 	uint64_t last = SZ / 512;
-	struct th_result r;
 
-	r = xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 4, last - 3, 0));
-	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
-	r = xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 4, 0, last - 2));
-	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
-	r = xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 1, UINT64_MAX, 0));
-	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+	assert_copy_aborted_at(xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 4, last - 3, 0)),
+			       80 + 12);
+	assert_copy_aborted_at(xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 4, 0, last - 2)),
+			       80 + 20);
+	assert_copy_aborted_at(xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 1, UINT64_MAX, 0)),
+			       80 + 12);
 	/* a good first segment and a bad second one: nothing is copied */
 	xc_header(p, 10, XC_LID_HOLD, 64, 56);
 	xc_cscd(p + 16, src);
 	xc_cscd(p + 48, dst);
 	xc_seg(p + 80, 0, 1, 4, 0, 0, false);
 	xc_seg(p + 108, 0, 1, 4, 0, last, false);
-	r = xc_exec(&na, 0, p, 136);
-	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+	assert_copy_aborted_at(xc_exec(&na, 0, p, 136), 108 + 20);
 	assert_zero(dst, 1, 0, 4);
 	/* the last block exactly is fine */
 	xc_assert_good(xc_exec(&na, 0, p, xc_simple(p, 10, src, dst, 1, 0, last - 1)));
 	free(pat);
+}
+
+Test(xcopy_ram, segment_naming_a_missing_cscd, .init = up_ram, .fini = down)
+{
+	uint8_t p[128];
+	struct th_result r;
+
+	/* one CSCD descriptor, the segment's destination index is 1 */
+	xc_header(p, 12, XC_LID_HOLD, 32, 28);
+	xc_cscd(p + 16, src);
+	xc_seg(p + 48, 0, 1, 1, 0, 0, false);
+	r = xc_exec(&na, 0, p, 76);
+	th_assert_sense(r, SK_COPY_ABORTED, 0x0d, 0x02);
+	cr_assert_eq(get_be16(r.sense + 16), 48 + 6);
 }
 
 Test(xcopy_ram, stopped_destination_not_ready, .init = up_ram, .fini = down)

@@ -102,6 +102,23 @@ Test(xcopy_parse, too_many_segment_descriptors, .init = up, .fini = down)
 	xc_assert_good(xc_exec(&n, 0, p, 16 + 32 + 28 * XC_MAX_SEGMENTS));
 }
 
+Test(xcopy_parse, descriptor_lists_longer_than_announced, .init = up, .fini = down)
+{
+	/* both counts over their limits, and together over MAXIMUM DESCRIPTOR LIST LENGTH: the
+	 * length is reported (1A/00), as libiscsi's ExtendedCopy.DescrLimits expects */
+	static uint8_t p[16 + 32 * (XC_MAX_TARGETS + 1) + 28 * (XC_MAX_SEGMENTS + 1)];
+	uint32_t tdl = 32 * (XC_MAX_TARGETS + 1), sdl = 28 * (XC_MAX_SEGMENTS + 1);
+	struct th_result r;
+
+	xc_header(p, 3, XC_LID_HOLD, (uint16_t)tdl, sdl);
+	for (int i = 0; i <= XC_MAX_TARGETS; i++)
+		xc_cscd(p + 16 + 32 * i, d0);
+	for (int i = 0; i <= XC_MAX_SEGMENTS; i++)
+		xc_seg(p + 16 + tdl + 28 * i, 0, 0, 1, 0, 1, false);
+	r = xc_exec(&n, 0, p, sizeof(p));
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x1a, 0x00);
+}
+
 Test(xcopy_parse, unsupported_target_descriptor_type, .init = up, .fini = down)
 {
 	uint8_t p[128];
@@ -200,12 +217,12 @@ Test(xcopy_parse, bad_segment_fields, .init = up, .fini = down)
 	cr_assert_eq(parse(p, 108, &l, &t), SR_INVALID_FIELD_IN_PARAM);
 	assert_pointer(t, 82, -1);
 	xc_simple(p, 1, d0, d0, 1, 0, 1);
-	put_be16(p + 80 + 4, 2); /* source CSCD index past the list */
-	cr_assert_eq(parse(p, 108, &l, &t), SR_INVALID_FIELD_IN_PARAM);
+	put_be16(p + 80 + 4, 2); /* source CSCD index past the list: names no copy target */
+	cr_assert_eq(parse(p, 108, &l, &t), SR_COPY_TARGET_UNREACHABLE);
 	assert_pointer(t, 84, -1);
 	xc_simple(p, 1, d0, d0, 1, 0, 1);
 	put_be16(p + 80 + 6, 0xffff);
-	cr_assert_eq(parse(p, 108, &l, &t), SR_INVALID_FIELD_IN_PARAM);
+	cr_assert_eq(parse(p, 108, &l, &t), SR_COPY_TARGET_UNREACHABLE);
 	assert_pointer(t, 86, -1);
 	/* a segment list length that cuts a descriptor short */
 	xc_simple(p, 1, d0, d0, 1, 0, 1);
@@ -260,9 +277,9 @@ Test(xcopy_parse, sense_carries_field_pointer, .init = up, .fini = down)
 	struct th_result r;
 
 	xc_simple(p, 1, d0, d0, 1, 0, 1);
-	put_be16(p + 80 + 4, 7);
+	put_be16(p + 80 + 2, 0x20);
 	r = xc_exec(&n, 0, p, 108);
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x26, 0x00);
 	cr_assert_eq(r.sense[15], 0x80, "SKSV, C/D=0 (parameter list), no bit pointer");
-	cr_assert_eq(get_be16(r.sense + 16), 84);
+	cr_assert_eq(get_be16(r.sense + 16), 82);
 }

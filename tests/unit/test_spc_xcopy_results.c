@@ -99,7 +99,7 @@ Test(xcopy_results, failed_copy_details, .init = up, .fini = down)
 
 	/* out of range destination: the copy fails before moving anything */
 	r = xc_exec(&na, 0, p, xc_simple(p, 0x32, d0, d1, 8, 0, (1 << 20) / 512));
-	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+	th_assert_sense(r, SK_COPY_ABORTED, 0x00, 0x00);
 	r = xc_results(&na, 0, 0x00, 0x32, b, 12);
 	xc_assert_good(r);
 	cr_assert_eq(b[4], 0x02, "completed with errors");
@@ -115,8 +115,8 @@ Test(xcopy_results, failed_copy_details, .init = up, .fini = down)
 	cr_assert_eq(b[56], SAM_STAT_CHECK_CONDITION);
 	cr_assert_eq(get_be16(b + 58), 18);
 	cr_assert_eq(b[60], 0x70);
-	cr_assert_eq(b[62] & 0x0f, SK_ILLEGAL_REQUEST);
-	cr_assert_eq(b[72], 0x21);
+	cr_assert_eq(b[62] & 0x0f, SK_COPY_ABORTED);
+	cr_assert_eq(b[72], 0x00);
 	cr_assert_eq(b[73], 0x00);
 	/* read in full: forgotten */
 	r = xc_results(&na, 0, 0x04, 0x32, b, sizeof(b));
