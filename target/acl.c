@@ -18,7 +18,8 @@ static bool glob_match(const char *p, const char *s)
 		if (*p == '*') {
 			star = p++;
 			resume = s;
-		} else if (*p == '?' || (*p && tolower((unsigned char)*p) == tolower((unsigned char)*s))) {
+		} else if (*p == '?' ||
+			   (*p && tolower((unsigned char)*p) == tolower((unsigned char)*s))) {
 			p++;
 			s++;
 		} else if (star) {

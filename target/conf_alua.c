@@ -18,9 +18,9 @@ static const struct {
 	const char *name;
 	enum scsi_alua_state state;
 } alua_states[] = {
-	{"active", ALUA_ACTIVE_OPTIMIZED}, {"nonoptimized", ALUA_ACTIVE_NONOPTIMIZED},
-	{"standby", ALUA_STANDBY},	   {"unavailable", ALUA_UNAVAILABLE},
-	{"offline", ALUA_OFFLINE},	   {"transitioning", ALUA_TRANSITIONING},
+    {"active", ALUA_ACTIVE_OPTIMIZED}, {"nonoptimized", ALUA_ACTIVE_NONOPTIMIZED},
+    {"standby", ALUA_STANDBY},	       {"unavailable", ALUA_UNAVAILABLE},
+    {"offline", ALUA_OFFLINE},	       {"transitioning", ALUA_TRANSITIONING},
 };
 
 static unsigned count_kw(const struct conf_node *n, const char *kw)
@@ -66,8 +66,9 @@ static void load_tg_target(struct conf_loader *L, struct tgt_device_group *dg,
 		return;
 	}
 	if (prev && prev->tg == tg) {
-		diag_error(L->d, n->line, "duplicate TARGET '%s' in TARGET_GROUP %s (first at line %d)",
-			   tt->name, tg->name, prev->line);
+		diag_error(L->d, n->line,
+			   "duplicate TARGET '%s' in TARGET_GROUP %s (first at line %d)", tt->name,
+			   tg->name, prev->line);
 		return;
 	}
 	if (prev) {
@@ -94,11 +95,12 @@ static void load_tg_target(struct conf_loader *L, struct tgt_device_group *dg,
 	tt->local = local;
 	if (local && a) {
 		if (local->rel_tgt_id_line && local->rel_tgt_id != id) {
-			diag_error(L->d, a->line,
-				   "rel_tgt_id %llu of TARGET %s in TARGET_GROUP %s differs from the "
-				   "target's own rel_tgt_id %u (line %d)",
-				   (unsigned long long)id, tt->name, tg->name, local->rel_tgt_id,
-				   local->rel_tgt_id_line);
+			diag_error(
+			    L->d, a->line,
+			    "rel_tgt_id %llu of TARGET %s in TARGET_GROUP %s differs from the "
+			    "target's own rel_tgt_id %u (line %d)",
+			    (unsigned long long)id, tt->name, tg->name, local->rel_tgt_id,
+			    local->rel_tgt_id_line);
 			return;
 		}
 		local->rel_tgt_id = (uint16_t)id;
@@ -128,13 +130,15 @@ static void tg_fields(struct conf_loader *L, struct tgt_device_group *dg,
 	else if (conf_uint(L, a->value, a->line, "group_id", 0, 65535, &v)) {
 		tpg->group_id = (uint16_t)v;
 		for (unsigned i = 0; i < dg->ntgroups; i++) {
-			const struct utgt_attr *o = tgt_attr_find(&dg->tgroups[i].attrs, "group_id");
+			const struct utgt_attr *o =
+			    tgt_attr_find(&dg->tgroups[i].attrs, "group_id");
 			uint64_t ov;
 			if (o && parse_u64(o->value, &ov) && ov == v) {
 				diag_error(L->d, a->line,
 					   "group_id %llu of TARGET_GROUP %s is already used by "
 					   "TARGET_GROUP %s (line %d)",
-					   (unsigned long long)v, tg->name, dg->tgroups[i].name, o->line);
+					   (unsigned long long)v, tg->name, dg->tgroups[i].name,
+					   o->line);
 				break;
 			}
 		}
@@ -148,10 +152,11 @@ static void tg_fields(struct conf_loader *L, struct tgt_device_group *dg,
 		if (i < sizeof(alua_states) / sizeof(alua_states[0]))
 			tpg->state = alua_states[i].state;
 		else
-			diag_error(L->d, a->line,
-				   "invalid ALUA state '%s': expected active, nonoptimized, standby, "
-				   "unavailable, offline or transitioning",
-				   a->value);
+			diag_error(
+			    L->d, a->line,
+			    "invalid ALUA state '%s': expected active, nonoptimized, standby, "
+			    "unavailable, offline or transitioning",
+			    a->value);
 	}
 	a = tgt_attr_find(&tg->attrs, "preferred");
 	if (a)
@@ -164,14 +169,16 @@ static void load_tg(struct conf_loader *L, struct tgt_device_group *dg, struct s
 	struct tgt_target_group *tg = &dg->tgroups[dg->ntgroups];
 	char ctx[128];
 
-	if (!conf_shape(L, n, 2, true, "TARGET_GROUP <name> { group_id ... state ... TARGET ... }") ||
+	if (!conf_shape(L, n, 2, true,
+			"TARGET_GROUP <name> { group_id ... state ... TARGET ... }") ||
 	    !conf_name(L, tg->name, sizeof(tg->name), n->w[1], n->line, "target group"))
 		return;
 	for (unsigned i = 0; i < dg->ntgroups; i++)
 		if (!strcmp(dg->tgroups[i].name, tg->name)) {
-			diag_error(L->d, n->line,
-				   "duplicate TARGET_GROUP '%s' in DEVICE_GROUP %s (first at line %d)",
-				   tg->name, dg->name, dg->tgroups[i].line);
+			diag_error(
+			    L->d, n->line,
+			    "duplicate TARGET_GROUP '%s' in DEVICE_GROUP %s (first at line %d)",
+			    tg->name, dg->name, dg->tgroups[i].line);
 			return;
 		}
 	tg->line = n->line;
@@ -206,9 +213,10 @@ static void load_dg_device(struct conf_loader *L, struct tgt_device_group *dg,
 		return;
 	dev = conf_index_get(&L->devices, n->w[1]);
 	if (!dev) {
-		diag_error(L->d, n->line,
-			   "DEVICE_GROUP %s: device '%s' is not defined (no DEVICE %s in any HANDLER)",
-			   dg->name, n->w[1], n->w[1]);
+		diag_error(
+		    L->d, n->line,
+		    "DEVICE_GROUP %s: device '%s' is not defined (no DEVICE %s in any HANDLER)",
+		    dg->name, n->w[1], n->w[1]);
 		return;
 	}
 	struct member *m = new_member(L, dg, NULL, n->line);
@@ -220,15 +228,17 @@ static void load_dg_device(struct conf_loader *L, struct tgt_device_group *dg,
 		return;
 	}
 	if (prev && prev->dg == dg) {
-		diag_error(L->d, n->line, "duplicate DEVICE '%s' in DEVICE_GROUP %s (first at line %d)",
-			   dev->name, dg->name, prev->line);
+		diag_error(L->d, n->line,
+			   "duplicate DEVICE '%s' in DEVICE_GROUP %s (first at line %d)", dev->name,
+			   dg->name, prev->line);
 		return;
 	}
 	if (prev) {
-		diag_error(L->d, n->line,
-			   "device '%s' is already in DEVICE_GROUP %s (line %d); a device belongs to "
-			   "one DEVICE_GROUP at most",
-			   dev->name, prev->dg->name, prev->line);
+		diag_error(
+		    L->d, n->line,
+		    "device '%s' is already in DEVICE_GROUP %s (line %d); a device belongs to "
+		    "one DEVICE_GROUP at most",
+		    dev->name, prev->dg->name, prev->line);
 		return;
 	}
 	dg->devices[dg->ndevices++] = dev;
@@ -277,8 +287,9 @@ static void load_dg(struct conf_loader *L, const struct conf_node *n, struct con
 			conf_attr(L, &dg->attrs, k, CONF_SCOPE_DEVICE_GROUP, NULL, NULL, ctx);
 			break;
 		default:
-			conf_misplaced(L, k, "inside DEVICE_GROUP (DEVICE, TARGET_GROUP and attributes "
-					     "only)");
+			conf_misplaced(L, k,
+				       "inside DEVICE_GROUP (DEVICE, TARGET_GROUP and attributes "
+				       "only)");
 			break;
 		}
 	}

@@ -65,7 +65,8 @@ static void lex_quoted(struct conf_lexer *lx, struct word *w)
 			q++;
 		}
 		/* end of line (CRLF included) before the closing quote; an escape cannot hide it */
-		if (q == lx->end || *q == '\n' || (*q == '\r' && (q + 1 == lx->end || q[1] == '\n'))) {
+		if (q == lx->end || *q == '\n' ||
+		    (*q == '\r' && (q + 1 == lx->end || q[1] == '\n'))) {
 			diag_error(lx->d, qline, "unterminated quoted string");
 			lx->p = q;
 			return;
@@ -104,7 +105,8 @@ static void lex_word(struct conf_lexer *lx, struct conf_token *t)
 			if (nx == lx->end || *nx == '\n' ||
 			    (*nx == '\r' && (nx + 1 == lx->end || nx[1] == '\n'))) {
 				diag_error(lx->d, lx->line,
-					   "backslash at end of line (line continuation is not supported)");
+					   "backslash at end of line (line continuation is not "
+					   "supported)");
 				lx->p++;
 				continue;
 			}

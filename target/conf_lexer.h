@@ -22,7 +22,8 @@ struct conf_token {
 	enum conf_tok kind;
 	int line;    /* line the token starts on, from 1 */
 	bool quoted; /* the word had a quoted part: "" is an empty word, not nothing */
-	const char *text; /* WORD only: unescaped, NUL-terminated; valid until the next conf_lex() */
+	const char
+	    *text; /* WORD only: unescaped, NUL-terminated; valid until the next conf_lex() */
 	size_t len;
 };
 

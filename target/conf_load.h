@@ -16,7 +16,7 @@ struct conf_index {
 	struct {
 		const char *key;
 		void *val;
-	} *slot;
+	} * slot;
 	unsigned cap, n;
 	bool ci;
 	bool oom; /* an insertion failed for lack of memory */
@@ -75,8 +75,7 @@ bool conf_uint(struct conf_loader *L, const char *s, int line, const char *what,
 	       uint64_t hi, uint64_t *out);
 void *conf_alloc(struct conf_loader *L, size_t n, size_t size);
 
-void conf_load_targets(struct conf_loader *L, const struct conf_node *const *drivers,
-		       unsigned n);
+void conf_load_targets(struct conf_loader *L, const struct conf_node *const *drivers, unsigned n);
 /* After DEVICE_GROUPs had their say on rel_tgt_id: check, assign, build LUN tables. */
 void conf_finish_targets(struct conf_loader *L);
 void conf_load_alua(struct conf_loader *L, const struct conf_node *const *groups, unsigned n);

@@ -99,17 +99,17 @@ void conf_index_free(struct conf_index *ix)
 /* ---- helpers shared by every block kind ---- */
 
 static const char *const kw_names[] = {
-	[KW_NONE] = NULL,
-	[KW_HANDLER] = "HANDLER",
-	[KW_DEVICE] = "DEVICE",
-	[KW_TARGET_DRIVER] = "TARGET_DRIVER",
-	[KW_TARGET] = "TARGET",
-	[KW_LUN] = "LUN",
-	[KW_GROUP] = "GROUP",
-	[KW_INITIATOR] = "INITIATOR",
-	[KW_HW_TARGET] = "HW_TARGET",
-	[KW_DEVICE_GROUP] = "DEVICE_GROUP",
-	[KW_TARGET_GROUP] = "TARGET_GROUP",
+    [KW_NONE] = NULL,
+    [KW_HANDLER] = "HANDLER",
+    [KW_DEVICE] = "DEVICE",
+    [KW_TARGET_DRIVER] = "TARGET_DRIVER",
+    [KW_TARGET] = "TARGET",
+    [KW_LUN] = "LUN",
+    [KW_GROUP] = "GROUP",
+    [KW_INITIATOR] = "INITIATOR",
+    [KW_HW_TARGET] = "HW_TARGET",
+    [KW_DEVICE_GROUP] = "DEVICE_GROUP",
+    [KW_TARGET_GROUP] = "TARGET_GROUP",
 };
 
 const char *conf_kw_name(enum conf_kw kw)
@@ -159,8 +159,8 @@ bool conf_name(struct conf_loader *L, char *dst, size_t cap, const char *src, in
 		return false;
 	}
 	if (n >= cap) {
-		diag_error(L->d, line, "%s name '%.32s...' is longer than %zu characters", what, src,
-			   cap - 1);
+		diag_error(L->d, line, "%s name '%.32s...' is longer than %zu characters", what,
+			   src, cap - 1);
 		return false;
 	}
 	memcpy(dst, src, n + 1);
@@ -235,12 +235,15 @@ bool conf_attr(struct conf_loader *L, struct tgt_attrs *as, const struct conf_no
 		diag_error(L->d, n->line, "unknown attribute '%s' in %s", key, ctx);
 		return false;
 	case CONF_ATTR_SCST_ONLY:
-		diag_warn(L->d, n->line, "attribute '%s' only means something to SCST's kernel; "
-					 "kept, not used by utgt", key);
+		diag_warn(L->d, n->line,
+			  "attribute '%s' only means something to SCST's kernel; "
+			  "kept, not used by utgt",
+			  key);
 		break;
 	case CONF_ATTR_READ_ONLY:
-		diag_warn(L->d, n->line, "attribute '%s' is read-only in SCST "
-					 "('scstadmin -write_config -nonkey' writes it); kept, not used",
+		diag_warn(L->d, n->line,
+			  "attribute '%s' is read-only in SCST "
+			  "('scstadmin -write_config -nonkey' writes it); kept, not used",
 			  key);
 		break;
 	case CONF_ATTR_OURS:
@@ -248,11 +251,13 @@ bool conf_attr(struct conf_loader *L, struct tgt_attrs *as, const struct conf_no
 		break;
 	}
 	/* HANDLER attributes of every HANDLER block share one list, so repeats are expected */
-	if (cls != CONF_ATTR_UNCHECKED && scope != CONF_SCOPE_HANDLER && !conf_attr_repeatable(key)) {
+	if (cls != CONF_ATTR_UNCHECKED && scope != CONF_SCOPE_HANDLER &&
+	    !conf_attr_repeatable(key)) {
 		const struct utgt_attr *prev = tgt_attr_find(as, key);
 		if (prev) {
-			diag_error(L->d, n->line, "attribute '%s' given twice in %s (first at line %d)",
-				   key, ctx, prev->line);
+			diag_error(L->d, n->line,
+				   "attribute '%s' given twice in %s (first at line %d)", key, ctx,
+				   prev->line);
 			return false;
 		}
 	}
@@ -295,9 +300,9 @@ bool conf_uint(struct conf_loader *L, const char *s, int line, const char *what,
 static const char *const our_handlers[] = {"vdisk_fileio", "vdisk_blockio", "vdisk_nullio",
 					   "ramdisk", NULL};
 static const char *const scst_handlers[] = {
-	"vcdrom",	 "vdisk",	"dev_disk",	 "dev_disk_perf",  "dev_tape",
-	"dev_tape_perf", "dev_cdrom",	"dev_changer",	 "dev_processor",  "dev_raid",
-	"dev_modisk",	 "dev_modisk_perf", "scst_user", "vdisk_tape", NULL};
+    "vcdrom",	     "vdisk",		"dev_disk",    "dev_disk_perf", "dev_tape",
+    "dev_tape_perf", "dev_cdrom",	"dev_changer", "dev_processor", "dev_raid",
+    "dev_modisk",    "dev_modisk_perf", "scst_user",   "vdisk_tape",	NULL};
 
 static bool in_list(const char *const *l, const char *s)
 {
@@ -315,9 +320,10 @@ static bool check_handler(struct conf_loader *L, const struct conf_node *h)
 	if (in_list(our_handlers, name))
 		return true;
 	if (in_list(scst_handlers, name))
-		diag_error(L->d, h->line,
-			   "handler '%s' exists in SCST but is not supported by utgt (supported: %s)",
-			   name, supported);
+		diag_error(
+		    L->d, h->line,
+		    "handler '%s' exists in SCST but is not supported by utgt (supported: %s)",
+		    name, supported);
 	else
 		diag_error(L->d, h->line, "unknown handler '%s' (supported: %s)", name, supported);
 	return false;
@@ -392,7 +398,8 @@ static void load_handler(struct conf_loader *L, const struct conf_node *h)
 			load_device(L, h, ok, n);
 			break;
 		case KW_NONE: {
-			/* handler attributes (trace_level) are global in effect: collect them all */
+			/* handler attributes (trace_level) are global in effect: collect them all
+			 */
 			struct tgt_attrs *as = &L->cfg->handler_attrs;
 			conf_attr(L, as, n, CONF_SCOPE_HANDLER, NULL, NULL, ctx);
 			break;

@@ -13,10 +13,10 @@
 struct conf_node {
 	char **w; /* words; w[0] is the keyword or attribute name */
 	unsigned nw;
-	int line;       /* line of the first word */
+	int line;	/* line of the first word */
 	bool has_block; /* followed by { ... } */
 	int block_line; /* line of the opening '{' */
-	int end_line;   /* line of the closing '}' */
+	int end_line;	/* line of the closing '}' */
 	struct conf_node *kids;
 	unsigned nkids, cap;
 };

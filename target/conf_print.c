@@ -66,8 +66,7 @@ static void attr(struct printer *p, int depth, const char *key, const char *valu
 }
 
 /* Every attribute except the ones printed from model fields. */
-static void attrs(struct printer *p, int depth, const struct tgt_attrs *as,
-		  const char *const *skip)
+static void attrs(struct printer *p, int depth, const struct tgt_attrs *as, const char *const *skip)
 {
 	for (unsigned i = 0; i < as->n; i++) {
 		bool skipped = false;
@@ -207,12 +206,18 @@ static void print_drivers(struct printer *p, const struct tgt_config *cfg)
 static const char *state_name(enum scsi_alua_state s)
 {
 	switch (s) {
-	case ALUA_ACTIVE_OPTIMIZED: return "active";
-	case ALUA_ACTIVE_NONOPTIMIZED: return "nonoptimized";
-	case ALUA_STANDBY: return "standby";
-	case ALUA_UNAVAILABLE: return "unavailable";
-	case ALUA_OFFLINE: return "offline";
-	case ALUA_TRANSITIONING: return "transitioning";
+	case ALUA_ACTIVE_OPTIMIZED:
+		return "active";
+	case ALUA_ACTIVE_NONOPTIMIZED:
+		return "nonoptimized";
+	case ALUA_STANDBY:
+		return "standby";
+	case ALUA_UNAVAILABLE:
+		return "unavailable";
+	case ALUA_OFFLINE:
+		return "offline";
+	case ALUA_TRANSITIONING:
+		return "transitioning";
 	}
 	return "active";
 }
@@ -247,7 +252,8 @@ static void print_alua(struct printer *p, const struct tgt_config *cfg)
 				indent(p, 2);
 				fputs("TARGET ", p->out);
 				word(p, tt->name);
-				fprintf(p->out, " {\t# %s\n", tt->local ? "local" : "on another node");
+				fprintf(p->out, " {\t# %s\n",
+					tt->local ? "local" : "on another node");
 				indent(p, 3);
 				fprintf(p->out, "rel_tgt_id %u\n", tt->rel_tgt_id);
 				close_block(p, 2);

@@ -19,13 +19,13 @@ static const char *const ours_target_group[] = {"group_id", "state", "preferred"
 static const char *const ours_tg_target[] = {"rel_tgt_id", END};
 
 /* Writable in SCST's kernel, meaningless to utgt. */
-static const char *const scst_global[] = {"setup_id", "max_tasklet_cmd", "threads", "suspend",
-					  "trace_level", "poll_us", "force_global_sgv_pool",
-					  "measure_latency", "cluster_name", END};
+static const char *const scst_global[] = {
+    "setup_id", "max_tasklet_cmd",	 "threads",	    "suspend",	    "trace_level",
+    "poll_us",	"force_global_sgv_pool", "measure_latency", "cluster_name", END};
 static const char *const scst_handler[] = {"trace_level", END};
 static const char *const scst_driver[] = {"trace_level", END};
-static const char *const scst_target[] = {"addr_method", "cpu_mask", "io_grouping_type",
-					  "black_hole", "forwarding", "aen_disabled",
+static const char *const scst_target[] = {"addr_method", "cpu_mask",	"io_grouping_type",
+					  "black_hole",	 "forwarding",	"aen_disabled",
 					  "forward_src", "forward_dst", END};
 static const char *const scst_group[] = {"addr_method", "cpu_mask", "io_grouping_type",
 					 "black_hole", END};
@@ -38,16 +38,35 @@ static const char *const ro_driver[] = {"version", "open_state", END};
 static const char *const ro_target[] = {"hw_target", "tid", "dif_checks_failed", END};
 
 /* iSCSI-SCST (driver "iscsi"; SCST's iSER driver "iser" shares them). */
-static const char *const iscsi_driver[] = {"IncomingUser", "OutgoingUser", "iSNSServer",
-					   "iSNSAccessControl", "internal_portal", "link_local",
-					   "per_portal_acl", END};
-static const char *const iscsi_target[] = {
-	"IncomingUser", "OutgoingUser", "HeaderDigest", "DataDigest", "InitialR2T",
-	"ImmediateData", "MaxRecvDataSegmentLength", "MaxXmitDataSegmentLength",
-	"MaxBurstLength", "FirstBurstLength", "MaxOutstandingR2T", "MaxSessions",
-	"QueuedCommands", "RspTimeout", "NopInInterval", "NopInTimeout", "DataPDUInOrder",
-	"DataSequenceInOrder", "ErrorRecoveryLevel", "DefaultTime2Wait", "DefaultTime2Retain",
-	"MaxConnections", "allowed_portal", "per_portal_acl", "redirect", END};
+static const char *const iscsi_driver[] = {
+    "IncomingUser",    "OutgoingUser", "iSNSServer",	 "iSNSAccessControl",
+    "internal_portal", "link_local",   "per_portal_acl", END};
+static const char *const iscsi_target[] = {"IncomingUser",
+					   "OutgoingUser",
+					   "HeaderDigest",
+					   "DataDigest",
+					   "InitialR2T",
+					   "ImmediateData",
+					   "MaxRecvDataSegmentLength",
+					   "MaxXmitDataSegmentLength",
+					   "MaxBurstLength",
+					   "FirstBurstLength",
+					   "MaxOutstandingR2T",
+					   "MaxSessions",
+					   "QueuedCommands",
+					   "RspTimeout",
+					   "NopInInterval",
+					   "NopInTimeout",
+					   "DataPDUInOrder",
+					   "DataSequenceInOrder",
+					   "ErrorRecoveryLevel",
+					   "DefaultTime2Wait",
+					   "DefaultTime2Retain",
+					   "MaxConnections",
+					   "allowed_portal",
+					   "per_portal_acl",
+					   "redirect",
+					   END};
 static const char *const copy_manager_driver[] = {"allow_not_connected_copy", END};
 static const char *const none[] = {END};
 
@@ -59,10 +78,10 @@ struct driver_knowledge {
 
 /* Drivers whose SCST attributes we know; others (tcmu, qla2x00t, ...) are not checked. */
 static const struct driver_knowledge scst_drivers[] = {
-	{"iscsi", iscsi_driver, iscsi_target},
-	{"iser", iscsi_driver, iscsi_target},
-	{"ib_srpt", none, none},
-	{"copy_manager", copy_manager_driver, none},
+    {"iscsi", iscsi_driver, iscsi_target},
+    {"iser", iscsi_driver, iscsi_target},
+    {"ib_srpt", none, none},
+    {"copy_manager", copy_manager_driver, none},
 };
 
 static const char *const repeatable[] = {"IncomingUser", "allowed_portal", "listen", END};
@@ -121,7 +140,8 @@ static enum conf_attr_class classify_driver_scope(bool target, const char *drive
 		/* SCST has it: our transport does not implement it, or is not in this build */
 		return tp ? CONF_ATTR_SCST_ONLY : CONF_ATTR_UNCHECKED;
 	if (!tp)
-		return CONF_ATTR_UNCHECKED; /* its transport is not in this build: it would decide */
+		return CONF_ATTR_UNCHECKED; /* its transport is not in this build: it would decide
+					     */
 	return CONF_ATTR_UNKNOWN;
 }
 

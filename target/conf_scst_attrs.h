@@ -21,7 +21,7 @@ enum conf_scope {
 };
 
 enum conf_attr_class {
-	CONF_ATTR_OURS,      /* utgt implements it */
+	CONF_ATTR_OURS,	     /* utgt implements it */
 	CONF_ATTR_SCST_ONLY, /* a writable SCST kernel attribute utgt does not implement */
 	CONF_ATTR_READ_ONLY, /* read-only in SCST; only there because of -write_config -nonkey */
 	CONF_ATTR_UNCHECKED, /* for a driver utgt knows nothing to check against */

@@ -36,8 +36,9 @@ static void load_lun(struct conf_loader *L, struct tgt_lun *luns, unsigned *nlun
 		return;
 	l->dev = conf_index_get(&L->devices, l->device);
 	if (!l->dev) {
-		diag_error(L->d, n->line, "LUN %llu: device '%s' is not defined (no DEVICE %s in any "
-					  "HANDLER)",
+		diag_error(L->d, n->line,
+			   "LUN %llu: device '%s' is not defined (no DEVICE %s in any "
+			   "HANDLER)",
 			   (unsigned long long)num, l->device, l->device);
 		return;
 	}
@@ -183,8 +184,9 @@ static void load_target(struct conf_loader *L, struct tgt_driver *drv, const str
 	t->driver = drv;
 	struct tgt_target *first = conf_index_put(names, t->name, t);
 	if (first) {
-		diag_error(L->d, n->line, "duplicate TARGET '%s' in TARGET_DRIVER %s (first at line %d)",
-			   t->name, drv->name, first->line);
+		diag_error(L->d, n->line,
+			   "duplicate TARGET '%s' in TARGET_DRIVER %s (first at line %d)", t->name,
+			   drv->name, first->line);
 		return;
 	}
 	conf_index_put(&L->targets, t->name, t);
@@ -220,7 +222,8 @@ static void load_target(struct conf_loader *L, struct tgt_driver *drv, const str
 				target_fields(L, t, &t->attrs.a[t->attrs.n - 1]);
 			break;
 		default:
-			conf_misplaced(L, k, "inside TARGET (LUN, GROUP, HW_TARGET and attributes only)");
+			conf_misplaced(L, k,
+				       "inside TARGET (LUN, GROUP, HW_TARGET and attributes only)");
 			break;
 		}
 	}
@@ -254,9 +257,10 @@ static void load_driver(struct conf_loader *L, const struct conf_node *n)
 	drv->transport = tgt_transport_find(drv->name);
 	drv->enabled = true;
 	if (!drv->known)
-		diag_warn(L->d, n->line,
-			  "unknown target driver '%s': kept in the configuration, not served by utgt",
-			  drv->name);
+		diag_warn(
+		    L->d, n->line,
+		    "unknown target driver '%s': kept in the configuration, not served by utgt",
+		    drv->name);
 	snprintf(ctx, sizeof(ctx), "TARGET_DRIVER %s", drv->name);
 	drv->targets = conf_alloc(L, count_kw(n, "TARGET"), sizeof(*drv->targets));
 	if (L->oom || !conf_attrs_reserve(L, &drv->attrs, n->nkids) ||
@@ -271,8 +275,8 @@ static void load_driver(struct conf_loader *L, const struct conf_node *n)
 			load_target(L, drv, k, &names);
 			break;
 		case KW_NONE:
-			if (conf_attr(L, &drv->attrs, k, CONF_SCOPE_DRIVER, drv->name, drv->transport,
-				      ctx) &&
+			if (conf_attr(L, &drv->attrs, k, CONF_SCOPE_DRIVER, drv->name,
+				      drv->transport, ctx) &&
 			    !strcasecmp(k->w[0], "enabled"))
 				conf_bool(L, &drv->attrs.a[drv->attrs.n - 1], &drv->enabled);
 			break;
@@ -324,15 +328,17 @@ static void assign_rel_tgt_ids(struct conf_loader *L)
 				continue;
 			}
 			if (o->enabled && t->enabled)
-				diag_error(L->d, t->rel_tgt_id_line,
-					   "rel_tgt_id %u of TARGET %s is already used by TARGET %s "
-					   "(line %d)",
-					   t->rel_tgt_id, t->name, o->name, o->rel_tgt_id_line);
+				diag_error(
+				    L->d, t->rel_tgt_id_line,
+				    "rel_tgt_id %u of TARGET %s is already used by TARGET %s "
+				    "(line %d)",
+				    t->rel_tgt_id, t->name, o->name, o->rel_tgt_id_line);
 			else
-				diag_warn(L->d, t->rel_tgt_id_line,
-					  "rel_tgt_id %u of TARGET %s is also used by TARGET %s (line "
-					  "%d); only one of them can be enabled",
-					  t->rel_tgt_id, t->name, o->name, o->rel_tgt_id_line);
+				diag_warn(
+				    L->d, t->rel_tgt_id_line,
+				    "rel_tgt_id %u of TARGET %s is also used by TARGET %s (line "
+				    "%d); only one of them can be enabled",
+				    t->rel_tgt_id, t->name, o->name, o->rel_tgt_id_line);
 		}
 	for (unsigned d = 0; d < cfg->ndrivers; d++)
 		for (unsigned i = 0; i < cfg->drivers[d].ntargets; i++) {
@@ -405,10 +411,11 @@ void conf_finish_targets(struct conf_loader *L)
 				struct tgt_group *grp = &t->groups[g];
 				build_table(L, &grp->table, grp->luns, grp->nluns);
 				if (grp->nluns && !has_lun0(grp->luns, grp->nluns))
-					diag_warn(L->d, grp->line,
-						  "GROUP %s of TARGET %s: its LUN set has no LUN 0; "
-						  "initiators may not scan it",
-						  grp->name, t->name);
+					diag_warn(
+					    L->d, grp->line,
+					    "GROUP %s of TARGET %s: its LUN set has no LUN 0; "
+					    "initiators may not scan it",
+					    grp->name, t->name);
 			}
 		}
 }

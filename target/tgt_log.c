@@ -19,9 +19,12 @@ static const char *prio_name(int prio)
 	case LOG_EMERG:
 	case LOG_ALERT:
 	case LOG_CRIT:
-	case LOG_ERR: return "error: ";
-	case LOG_WARNING: return "warning: ";
-	default: return "";
+	case LOG_ERR:
+		return "error: ";
+	case LOG_WARNING:
+		return "warning: ";
+	default:
+		return "";
 	}
 }
 

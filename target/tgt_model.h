@@ -57,12 +57,12 @@ struct tgt_driver;
 struct tgt_target {
 	char name[224];
 	struct tgt_driver *driver;
-	bool enabled;   /* SCST semantics: off unless "enabled 1" (copy_manager: always on) */
-	bool hw_target; /* HW_TARGET keyword */
+	bool enabled;	     /* SCST semantics: off unless "enabled 1" (copy_manager: always on) */
+	bool hw_target;	     /* HW_TARGET keyword */
 	uint16_t rel_tgt_id; /* explicit, or the lowest free one assigned at load (SCST does too) */
 	int rel_tgt_id_line; /* where it was set; 0 when assigned automatically */
 	struct tgt_attrs attrs; /* transport attributes (iSCSI keys, CHAP users, allowed_portal) */
-	struct tgt_lun *luns;   /* the target's default LUN set */
+	struct tgt_lun *luns;	/* the target's default LUN set */
 	unsigned nluns;
 	struct tgt_group *groups;
 	unsigned ngroups;
@@ -120,9 +120,9 @@ struct tgt_config {
 	struct scsi_alua_group *alua_groups; /* DEVICE_GROUP blocks, resolved */
 	unsigned nalua_groups;
 	struct tgt_device_group *device_groups; /* the same blocks as written; nalua_groups long */
-	struct tgt_attrs globals; /* top-level attributes (setup_id, max_tasklet_cmd, ...) */
+	struct tgt_attrs globals;	/* top-level attributes (setup_id, max_tasklet_cmd, ...) */
 	struct tgt_attrs handler_attrs; /* HANDLER-level attributes (trace_level), all handlers */
-	void *arena; /* private: every string and array above lives here */
+	void *arena;			/* private: every string and array above lives here */
 };
 
 /* Parse and validate; errors and warnings go to d with FILE:LINE.  NULL when d->errors. */
@@ -156,12 +156,13 @@ bool tgt_wildcard_match(const char *pattern, const char *name);
  * kernel, are config errors; SCST-only ones are warnings.  start() is called once per enabled
  * driver with the whole config; it serves the driver's enabled targets. */
 struct tgt_transport {
-	const char *driver;              /* "iscsi" */
+	const char *driver;		 /* "iscsi" */
 	const char *const *driver_attrs; /* accepted driver-level attributes, NULL-terminated */
 	const char *const *target_attrs; /* accepted target-level attributes, NULL-terminated */
 	/* Validate transport-specific values (numbers, ranges); report on d. */
 	void (*validate)(const struct tgt_driver *drv, struct diag *d);
-	int (*start)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err, size_t errlen);
+	int (*start)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+		     size_t errlen);
 	void (*stop)(void); /* drain in-flight I/O and close every connection */
 };
 const struct tgt_transport *tgt_transport_find(const char *driver);

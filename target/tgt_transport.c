@@ -16,8 +16,8 @@ extern const struct tgt_transport tcmu_transport __attribute__((weak));
 /* SCST's copy_manager target lists the devices EXTENDED COPY may use.  utgt's core decides
  * that per command (only LUs the requesting I_T nexus can already address), so there is no
  * front end to run; the block is kept in the model and start() has nothing to do. */
-static int copy_manager_start(const struct tgt_config *cfg, const struct tgt_driver *drv,
-			      char *err, size_t errlen)
+static int copy_manager_start(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+			      size_t errlen)
 {
 	(void)cfg;
 	(void)drv;
@@ -33,22 +33,20 @@ static void copy_manager_stop(void)
 static const char *const no_attrs[] = {NULL};
 
 static const struct tgt_transport copy_manager_transport = {
-	.driver = "copy_manager",
-	.driver_attrs = no_attrs,
-	.target_attrs = no_attrs,
-	.start = copy_manager_start,
-	.stop = copy_manager_stop,
+    .driver = "copy_manager",
+    .driver_attrs = no_attrs,
+    .target_attrs = no_attrs,
+    .start = copy_manager_start,
+    .stop = copy_manager_stop,
 };
 
 static const struct {
 	const char *driver;
 	const struct tgt_transport *t;
 } registry[] = {
-	{"iscsi", &iscsi_transport},
-	{"ib_srpt", &srpt_transport},
-	{"iser", &iser_transport},
-	{"copy_manager", &copy_manager_transport},
-	{"tcmu", &tcmu_transport},
+    {"iscsi", &iscsi_transport}, {"ib_srpt", &srpt_transport},
+    {"iser", &iser_transport},	 {"copy_manager", &copy_manager_transport},
+    {"tcmu", &tcmu_transport},
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))

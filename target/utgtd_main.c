@@ -28,8 +28,8 @@
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
 
-#define UTGTD_VERSION "0.1.0"
-#define DEFAULT_CONFIG "/etc/utgt/scst.conf"
+#define UTGTD_VERSION	"0.1.0"
+#define DEFAULT_CONFIG	"/etc/utgt/scst.conf"
 #define DEFAULT_WORKERS 4
 
 enum check_mode { CHECK_NONE, CHECK_BASIC, CHECK_FULL };
@@ -44,31 +44,28 @@ struct opts {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: utgtd [options]\n"
-		"  -c, --config FILE     scst.conf to load (default " DEFAULT_CONFIG ")\n"
-		"      --check[=full]    validate FILE and print the resolved configuration;\n"
-		"                        'full' also opens every backing store\n"
-		"  -f, --foreground      stay in the foreground and log to stderr\n"
-		"  -p, --pid-file FILE   write the daemon's pid to FILE\n"
-		"  -w, --workers N       SCSI core worker threads (default %d)\n"
-		"  -V, --version         print the version\n"
-		"  -h, --help            this help\n"
-		"Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
-		DEFAULT_WORKERS);
+	fprintf(
+	    out,
+	    "Usage: utgtd [options]\n"
+	    "  -c, --config FILE     scst.conf to load (default " DEFAULT_CONFIG ")\n"
+	    "      --check[=full]    validate FILE and print the resolved configuration;\n"
+	    "                        'full' also opens every backing store\n"
+	    "  -f, --foreground      stay in the foreground and log to stderr\n"
+	    "  -p, --pid-file FILE   write the daemon's pid to FILE\n"
+	    "  -w, --workers N       SCSI core worker threads (default %d)\n"
+	    "  -V, --version         print the version\n"
+	    "  -h, --help            this help\n"
+	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
+	    DEFAULT_WORKERS);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"check", optional_argument, NULL, 'C'},
-		{"foreground", no_argument, NULL, 'f'},
-		{"pid-file", required_argument, NULL, 'p'},
-		{"workers", required_argument, NULL, 'w'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},  {"check", optional_argument, NULL, 'C'},
+	    {"foreground", no_argument, NULL, 'f'},    {"pid-file", required_argument, NULL, 'p'},
+	    {"workers", required_argument, NULL, 'w'}, {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
 	};
 	int c;
 	uint64_t v;
@@ -85,7 +82,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			} else if (!strcmp(optarg, "full")) {
 				o->check = CHECK_FULL;
 			} else {
-				fprintf(stderr, "utgtd: --check takes no value or '=full', not '%s'\n",
+				fprintf(stderr,
+					"utgtd: --check takes no value or '=full', not '%s'\n",
 					optarg);
 				return 1;
 			}
@@ -98,7 +96,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &v) || v == 0 || v > 256) {
-				fprintf(stderr, "utgtd: --workers wants 1..256, not '%s'\n", optarg);
+				fprintf(stderr, "utgtd: --workers wants 1..256, not '%s'\n",
+					optarg);
 				return 1;
 			}
 			o->workers = (unsigned)v;
@@ -132,8 +131,9 @@ static unsigned count_targets(const struct tgt_config *cfg)
 static void summary(const struct opts *o, const struct diag *d, const struct tgt_config *cfg)
 {
 	if (cfg)
-		fprintf(stderr, "%s: configuration OK: %u device(s), %u target driver(s), %u target(s); "
-				"%d warning(s)\n",
+		fprintf(stderr,
+			"%s: configuration OK: %u device(s), %u target driver(s), %u target(s); "
+			"%d warning(s)\n",
 			o->config, cfg->ndevices, cfg->ndrivers, count_targets(cfg), d->warnings);
 	else
 		fprintf(stderr, "%s: %d error(s), %d warning(s)\n", o->config, d->errors,
@@ -272,7 +272,8 @@ static int start_transports(const struct tgt_config *cfg, struct running *r)
 			continue;
 		}
 		if (!drv->transport) {
-			tgt_log(LOG_NOTICE, "driver %s: not served by this build; skipped", drv->name);
+			tgt_log(LOG_NOTICE, "driver %s: not served by this build; skipped",
+				drv->name);
 			continue;
 		}
 		if (r->nstarted == sizeof(r->started) / sizeof(r->started[0])) {

@@ -87,7 +87,7 @@ static inline struct tgt_config *load_str(const char *text, struct captured *c, 
 /* A config that must load: no error, the given number of warnings. */
 #define assert_loads(cfg, cap, nwarn)                                                              \
 	do {                                                                                       \
-		cr_assert_not_null((cfg), "did not load:\n%s", cap_dump(&(cap)));                 \
+		cr_assert_not_null((cfg), "did not load:\n%s", cap_dump(&(cap)));                  \
 		cr_assert_eq(cap_count(&(cap), true), 0, "errors:\n%s", cap_dump(&(cap)));         \
 		cr_assert_eq(cap_count(&(cap), false), (unsigned)(nwarn), "warnings:\n%s",         \
 			     cap_dump(&(cap)));                                                    \
@@ -99,7 +99,7 @@ static inline struct tgt_config *load_str(const char *text, struct captured *c, 
 		struct captured c_;                                                                \
 		struct diag d_;                                                                    \
 		struct tgt_config *cfg_ = load_str((text), &c_, &d_);                              \
-		int line_ = -1;                                                            \
+		int line_ = -1;                                                                    \
 		const char *msg_ = cap_first_error(&c_, &line_);                                   \
 		cr_assert_null(cfg_, "loaded although it should fail");                            \
 		cr_assert_not_null(msg_, "no error reported");                                     \

@@ -7,10 +7,10 @@
 
 /* lines 1-9 */
 #define ALUA_BASE                                                                                  \
-	"HANDLER ramdisk {\n DEVICE a { size_mb 1 }\n DEVICE b { size_mb 1 }\n}\n"                \
+	"HANDLER ramdisk {\n DEVICE a { size_mb 1 }\n DEVICE b { size_mb 1 }\n}\n"                 \
 	"TARGET_DRIVER iscsi {\n"                                                                  \
-	" TARGET t1 {\n  enabled 1\n  LUN 0 a\n }\n"                                              \
-	" TARGET t2 { enabled 1\n LUN 0 a }\n"                                                    \
+	" TARGET t1 {\n  enabled 1\n  LUN 0 a\n }\n"                                               \
+	" TARGET t2 { enabled 1\n LUN 0 a }\n"                                                     \
 	"}\n"
 
 Test(conf_alua, groups_ports_and_states)
@@ -77,15 +77,16 @@ Test(conf_alua, every_state_name)
 		const char *name;
 		enum scsi_alua_state st;
 	} states[] = {{"active", ALUA_ACTIVE_OPTIMIZED}, {"nonoptimized", ALUA_ACTIVE_NONOPTIMIZED},
-		      {"standby", ALUA_STANDBY},	   {"unavailable", ALUA_UNAVAILABLE},
-		      {"offline", ALUA_OFFLINE},	   {"transitioning", ALUA_TRANSITIONING}};
+		      {"standby", ALUA_STANDBY},	 {"unavailable", ALUA_UNAVAILABLE},
+		      {"offline", ALUA_OFFLINE},	 {"transitioning", ALUA_TRANSITIONING}};
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
 		char text[512];
 		struct captured c;
 		struct diag d;
 		snprintf(text, sizeof(text),
-			 ALUA_BASE "DEVICE_GROUP dg {\n DEVICE a\n TARGET_GROUP g {\n  group_id 0\n  "
-				   "state %s\n }\n}\n",
+			 ALUA_BASE
+			 "DEVICE_GROUP dg {\n DEVICE a\n TARGET_GROUP g {\n  group_id 0\n  "
+			 "state %s\n }\n}\n",
 			 states[i].name);
 		struct tgt_config *cfg = load_str(text, &c, &d);
 		assert_loads(cfg, c, 0);
@@ -107,17 +108,19 @@ Test(conf_alua, devices_outside_groups_stay_symmetric)
 
 Test(conf_alua_errors, undefined_device)
 {
-	assert_fails_with(ALUA_BASE "DEVICE_GROUP dg {\n DEVICE zz\n}\n", 14,
-			  "DEVICE_GROUP dg: device 'zz' is not defined (no DEVICE zz in any HANDLER)");
+	assert_fails_with(
+	    ALUA_BASE "DEVICE_GROUP dg {\n DEVICE zz\n}\n", 14,
+	    "DEVICE_GROUP dg: device 'zz' is not defined (no DEVICE zz in any HANDLER)");
 }
 
 Test(conf_alua_errors, device_in_two_groups)
 {
-	assert_fails_with(ALUA_BASE "DEVICE_GROUP dg {\n DEVICE a\n}\nDEVICE_GROUP dh {\n DEVICE "
-				    "a\n}\n",
-			  17,
-			  "device 'a' is already in DEVICE_GROUP dg (line 14); a device belongs to one "
-			  "DEVICE_GROUP at most");
+	assert_fails_with(
+	    ALUA_BASE "DEVICE_GROUP dg {\n DEVICE a\n}\nDEVICE_GROUP dh {\n DEVICE "
+		      "a\n}\n",
+	    17,
+	    "device 'a' is already in DEVICE_GROUP dg (line 14); a device belongs to one "
+	    "DEVICE_GROUP at most");
 }
 
 Test(conf_alua_errors, device_twice_in_one_group)
@@ -155,10 +158,10 @@ Test(conf_alua_errors, group_id_out_of_range)
 
 Test(conf_alua_errors, duplicate_group_id)
 {
-	assert_fails_with(ALUA_BASE "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 4\n }\n "
-				    "TARGET_GROUP h {\n  group_id 4\n }\n}\n",
-			  18,
-			  "group_id 4 of TARGET_GROUP h is already used by TARGET_GROUP g (line 15)");
+	assert_fails_with(
+	    ALUA_BASE "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 4\n }\n "
+		      "TARGET_GROUP h {\n  group_id 4\n }\n}\n",
+	    18, "group_id 4 of TARGET_GROUP h is already used by TARGET_GROUP g (line 15)");
 }
 
 Test(conf_alua_errors, bad_state)
@@ -179,28 +182,31 @@ Test(conf_alua_errors, bad_preferred)
 
 Test(conf_alua_errors, remote_target_without_rel_tgt_id)
 {
-	assert_fails_with(ALUA_BASE "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 1\n  TARGET "
-				    "elsewhere\n }\n}\n",
-			  16,
-			  "TARGET elsewhere in TARGET_GROUP g is not defined in this file and has no "
-			  "rel_tgt_id (a target on another node is known by its rel_tgt_id)");
+	assert_fails_with(
+	    ALUA_BASE "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 1\n  TARGET "
+		      "elsewhere\n }\n}\n",
+	    16,
+	    "TARGET elsewhere in TARGET_GROUP g is not defined in this file and has no "
+	    "rel_tgt_id (a target on another node is known by its rel_tgt_id)");
 }
 
 Test(conf_alua_errors, local_target_with_a_different_rel_tgt_id)
 {
-	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  enabled 1\n  rel_tgt_id 5\n }\n}\n"
-			  "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 1\n  TARGET t {\n   "
-			  "rel_tgt_id 6\n  }\n }\n}\n",
-			  11,
-			  "rel_tgt_id 6 of TARGET t in TARGET_GROUP g differs from the target's own "
-			  "rel_tgt_id 5 (line 4)");
+	assert_fails_with(
+	    "TARGET_DRIVER iscsi {\n TARGET t {\n  enabled 1\n  rel_tgt_id 5\n }\n}\n"
+	    "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 1\n  TARGET t {\n   "
+	    "rel_tgt_id 6\n  }\n }\n}\n",
+	    11,
+	    "rel_tgt_id 6 of TARGET t in TARGET_GROUP g differs from the target's own "
+	    "rel_tgt_id 5 (line 4)");
 }
 
 Test(conf_alua_errors, target_in_two_target_groups)
 {
 	assert_fails_with(ALUA_BASE "DEVICE_GROUP dg {\n TARGET_GROUP g {\n  group_id 1\n  TARGET "
 				    "t1\n }\n TARGET_GROUP h {\n  group_id 2\n  TARGET t1\n }\n}\n",
-			  20, "TARGET t1 is already in TARGET_GROUP g of DEVICE_GROUP dg (line 16)");
+			  20,
+			  "TARGET t1 is already in TARGET_GROUP g of DEVICE_GROUP dg (line 16)");
 }
 
 Test(conf_alua_errors, unknown_target_group_attribute)

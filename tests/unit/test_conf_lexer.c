@@ -20,7 +20,8 @@ static const char *lex_all(const char *text, size_t len, struct captured *c)
 		conf_lex(&lx, &t);
 		switch (t.kind) {
 		case CONF_T_WORD:
-			off += (size_t)snprintf(out + off, sizeof(out) - off, "W%d(%s)", t.line, t.text);
+			off += (size_t)snprintf(out + off, sizeof(out) - off, "W%d(%s)", t.line,
+						t.text);
 			break;
 		case CONF_T_LBRACE:
 			off += (size_t)snprintf(out + off, sizeof(out) - off, "{");
@@ -76,7 +77,8 @@ Test(conf_lexer, hash_inside_word_starts_a_comment)
 Test(conf_lexer, escaped_hash_and_backslash)
 {
 	struct captured c;
-	cr_assert_str_eq(lex("comment a\\#b c\\\\d \\ e\n", &c), "W1(comment)W1(a#b)W1(c\\d)W1( e);$");
+	cr_assert_str_eq(lex("comment a\\#b c\\\\d \\ e\n", &c),
+			 "W1(comment)W1(a#b)W1(c\\d)W1( e);$");
 	cr_assert_eq(c.n, 0);
 }
 
@@ -170,8 +172,9 @@ Test(conf_lexer, dangling_backslash)
 {
 	struct captured c;
 	cr_assert_str_eq(lex("a b\\\nc\n", &c), "W1(a)W1(b);W2(c);$");
-	cr_assert(cap_has(&c, true, 1, "backslash at end of line (line continuation is not "
-				       "supported)"),
+	cr_assert(cap_has(&c, true, 1,
+			  "backslash at end of line (line continuation is not "
+			  "supported)"),
 		  "%s", cap_dump(&c));
 }
 

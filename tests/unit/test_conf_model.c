@@ -63,9 +63,9 @@ Test(conf_model, seed_001_loads_as_is)
 	cr_assert(srp && srp->known && srp->enabled);
 	cr_assert_eq(srp->ntargets, 2);
 	const struct tgt_target *t1 =
-		tgt_driver_target(srp, "fe80:0000:0000:0000:0002:c903:000f:41a7");
+	    tgt_driver_target(srp, "fe80:0000:0000:0000:0002:c903:000f:41a7");
 	const struct tgt_target *t2 =
-		tgt_driver_target(srp, "fe80:0000:0000:0000:0002:c903:000f:8395");
+	    tgt_driver_target(srp, "fe80:0000:0000:0000:0002:c903:000f:8395");
 	cr_assert(t1 && t2);
 	cr_assert(t1->enabled && t2->enabled);
 	cr_assert_eq(t1->rel_tgt_id, 1);
@@ -135,7 +135,8 @@ Test(conf_model, quotes_escapes_and_multiword_values)
 					  &c, &d);
 	assert_loads(cfg, c, 0);
 	cr_assert_str_eq(cfg->devices[0].name, "d 0");
-	cr_assert_str_eq(tgt_attr_get(&cfg->devices[0].attrs, "filename"), "/tmp/with space/a#b.img");
+	cr_assert_str_eq(tgt_attr_get(&cfg->devices[0].attrs, "filename"),
+			 "/tmp/with space/a#b.img");
 	cr_assert_str_eq(tgt_attr_get(&cfg->devices[0].attrs, "prod_id"), "x\"y");
 	const char *users[4];
 	cr_assert_eq(tgt_attr_get_all(&cfg->drivers[0].attrs, "IncomingUser", users, 4), 2);
@@ -164,8 +165,9 @@ Test(conf_model, scst_kernel_only_top_level_attributes_are_warnings)
 	struct diag d;
 	struct tgt_config *cfg = load_str("setup_id 0x1234\nmax_tasklet_cmd 10\n" RAM_D0, &c, &d);
 	assert_loads(cfg, c, 2);
-	cr_assert(cap_has(&c, false, 1, "attribute 'setup_id' only means something to SCST's "
-					"kernel; kept, not used by utgt"),
+	cr_assert(cap_has(&c, false, 1,
+			  "attribute 'setup_id' only means something to SCST's "
+			  "kernel; kept, not used by utgt"),
 		  "%s", cap_dump(&c));
 	cr_assert_str_eq(tgt_attr_get(&cfg->globals, "setup_id"), "0x1234", "kept in the model");
 	tgt_config_free(cfg);
@@ -205,14 +207,17 @@ Test(conf_model, nonkey_read_only_attributes_are_accepted)
 					  &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	cr_assert_eq(cap_count(&c, true), 0);
-	cr_assert(cap_has(&c, false, 4, "attribute 'version' is read-only in SCST ('scstadmin "
-					"-write_config -nonkey' writes it); kept, not used"),
+	cr_assert(cap_has(&c, false, 4,
+			  "attribute 'version' is read-only in SCST ('scstadmin "
+			  "-write_config -nonkey' writes it); kept, not used"),
 		  "%s", cap_dump(&c));
-	cr_assert(cap_has(&c, false, 23, "attribute 'tid' is read-only in SCST ('scstadmin "
-					 "-write_config -nonkey' writes it); kept, not used"),
+	cr_assert(cap_has(&c, false, 23,
+			  "attribute 'tid' is read-only in SCST ('scstadmin "
+			  "-write_config -nonkey' writes it); kept, not used"),
 		  "%s", cap_dump(&c));
-	cr_assert(cap_has(&c, false, 24, "attribute 'addr_method' only means something to SCST's "
-					 "kernel; kept, not used by utgt"),
+	cr_assert(cap_has(&c, false, 24,
+			  "attribute 'addr_method' only means something to SCST's "
+			  "kernel; kept, not used by utgt"),
 		  "%s", cap_dump(&c));
 	tgt_config_free(cfg);
 }
@@ -231,8 +236,9 @@ Test(conf_model, unknown_target_driver_is_a_warning_and_kept)
 						 "}\n",
 					  &c, &d);
 	assert_loads(cfg, c, 1);
-	cr_assert(cap_has(&c, false, 6, "unknown target driver 'qla2x00t': kept in the "
-					"configuration, not served by utgt"),
+	cr_assert(cap_has(&c, false, 6,
+			  "unknown target driver 'qla2x00t': kept in the "
+			  "configuration, not served by utgt"),
 		  "%s", cap_dump(&c));
 	const struct tgt_driver *q = tgt_config_driver(cfg, "qla2x00t");
 	cr_assert(q && !q->known && !q->transport);
@@ -249,12 +255,13 @@ Test(conf_model, other_unknown_drivers_are_warnings_too)
 		char want[160];
 		struct captured c;
 		struct diag d;
-		snprintf(text, sizeof(text), "TARGET_DRIVER %s {\n TARGET x {\n session_name y\n }\n}\n",
-			 drivers[i]);
+		snprintf(text, sizeof(text),
+			 "TARGET_DRIVER %s {\n TARGET x {\n session_name y\n }\n}\n", drivers[i]);
 		struct tgt_config *cfg = load_str(text, &c, &d);
-		snprintf(want, sizeof(want),
-			 "unknown target driver '%s': kept in the configuration, not served by utgt",
-			 drivers[i]);
+		snprintf(
+		    want, sizeof(want),
+		    "unknown target driver '%s': kept in the configuration, not served by utgt",
+		    drivers[i]);
 		cr_assert_not_null(cfg, "%s", cap_dump(&c));
 		cr_assert(cap_has(&c, false, 1, want), "%s", cap_dump(&c));
 		tgt_config_free(cfg);
@@ -328,7 +335,8 @@ Test(conf_model, load_from_file_and_missing_file)
 
 	d = cap_diag(&c);
 	cr_assert_null(tgt_config_load(path, &d));
-	cr_assert(cap_has(&c, true, 0, "cannot open: No such file or directory"), "%s", cap_dump(&c));
+	cr_assert(cap_has(&c, true, 0, "cannot open: No such file or directory"), "%s",
+		  cap_dump(&c));
 }
 
 /* ---- malformed configurations: exact message and line ---- */
@@ -342,9 +350,10 @@ Test(conf_errors, unknown_handler)
 
 Test(conf_errors, scst_handler_utgt_does_not_have)
 {
-	assert_fails_with("\nHANDLER vcdrom {\n DEVICE cd { filename /x.iso }\n}\n", 2,
-			  "handler 'vcdrom' exists in SCST but is not supported by utgt (supported: "
-			  "vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk)");
+	assert_fails_with(
+	    "\nHANDLER vcdrom {\n DEVICE cd { filename /x.iso }\n}\n", 2,
+	    "handler 'vcdrom' exists in SCST but is not supported by utgt (supported: "
+	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk)");
 }
 
 Test(conf_errors, duplicate_device)
@@ -355,20 +364,23 @@ Test(conf_errors, duplicate_device)
 
 Test(conf_errors, device_without_name)
 {
-	assert_fails_with("HANDLER ramdisk {\n DEVICE\n}\n", 2, "expected 'DEVICE <name> [{ attributes }]'");
+	assert_fails_with("HANDLER ramdisk {\n DEVICE\n}\n", 2,
+			  "expected 'DEVICE <name> [{ attributes }]'");
 }
 
 Test(conf_errors, device_with_two_names)
 {
-	assert_fails_with("HANDLER ramdisk {\n DEVICE a b\n}\n", 2, "expected 'DEVICE <name> [{ attributes }]'");
+	assert_fails_with("HANDLER ramdisk {\n DEVICE a b\n}\n", 2,
+			  "expected 'DEVICE <name> [{ attributes }]'");
 }
 
 Test(conf_errors, device_name_too_long)
 {
 	char text[256];
 	snprintf(text, sizeof(text), "HANDLER vdisk_nullio {\n DEVICE %070d\n}\n", 7);
-	assert_fails_with(text, 2, "device name '00000000000000000000000000000000...' is longer "
-				   "than 63 characters");
+	assert_fails_with(text, 2,
+			  "device name '00000000000000000000000000000000...' is longer "
+			  "than 63 characters");
 }
 
 Test(conf_errors, keyword_inside_device)
@@ -401,7 +413,8 @@ Test(conf_errors, unknown_top_level_attribute)
 
 Test(conf_errors, keyword_in_wrong_case)
 {
-	assert_fails_with("Handler ramdisk {\n}\n", 1, "keyword 'Handler' must be written 'HANDLER'");
+	assert_fails_with("Handler ramdisk {\n}\n", 1,
+			  "keyword 'Handler' must be written 'HANDLER'");
 }
 
 Test(conf_errors, keyword_at_the_wrong_level)
@@ -491,9 +504,26 @@ static void try_load(const char *text, size_t len)
 	tgt_config_free(cfg);
 }
 
-static const char *const specials[] = {"{", "}", "\"", "\\", "#", "\n", "\r\n", " ", "LUN",
-				       "GROUP", "TARGET", "HANDLER", "DEVICE", "INITIATOR",
-				       "16384", "-1", "!*", "\0", "[HANDLER x]\n", "99999999999999999999"};
+static const char *const specials[] = {"{",
+				       "}",
+				       "\"",
+				       "\\",
+				       "#",
+				       "\n",
+				       "\r\n",
+				       " ",
+				       "LUN",
+				       "GROUP",
+				       "TARGET",
+				       "HANDLER",
+				       "DEVICE",
+				       "INITIATOR",
+				       "16384",
+				       "-1",
+				       "!*",
+				       "\0",
+				       "[HANDLER x]\n",
+				       "99999999999999999999"};
 
 static void mutate_and_load(const char *orig, size_t len, unsigned seed, unsigned rounds)
 {
@@ -519,7 +549,8 @@ static void mutate_and_load(const char *orig, size_t len, unsigned seed, unsigne
 			break;
 		}
 		case 3: { /* insert something that matters to the grammar */
-			const char *s = specials[(seed >> 8) % (sizeof(specials) / sizeof(specials[0]))];
+			const char *s =
+			    specials[(seed >> 8) % (sizeof(specials) / sizeof(specials[0]))];
 			size_t sl = strlen(s) ? strlen(s) : 1, at = len ? (seed >> 4) % len : 0;
 			if (sl > 60)
 				sl = 60;

@@ -108,27 +108,29 @@ Test(conf_print, awkward_names_and_values_are_quoted)
 
 Test(conf_print, groups_alua_and_unknown_drivers_round_trip)
 {
-	assert_round_trip("HANDLER ramdisk {\n DEVICE a { size_mb 1 }\n}\n"
-			  "TARGET_DRIVER iscsi {\n"
-			  " TARGET t {\n  enabled 1\n  LUN 0 a\n"
-			  "  GROUP g {\n   INITIATOR \"!iqn.*\"\n   LUN 0 a { read_only 1 }\n   "
-			  "comment x\n  }\n }\n}\n"
-			  "TARGET_DRIVER qla2x00t {\n TARGET 25:00 {\n  HW_TARGET\n  enabled 1\n  LUN 0 "
-			  "a\n }\n}\n"
-			  "DEVICE_GROUP dg {\n DEVICE a\n TARGET_GROUP tg {\n  group_id 7\n  state "
-			  "standby\n  TARGET t\n  TARGET far { rel_tgt_id 77 }\n }\n}\n",
-			  "groups");
+	assert_round_trip(
+	    "HANDLER ramdisk {\n DEVICE a { size_mb 1 }\n}\n"
+	    "TARGET_DRIVER iscsi {\n"
+	    " TARGET t {\n  enabled 1\n  LUN 0 a\n"
+	    "  GROUP g {\n   INITIATOR \"!iqn.*\"\n   LUN 0 a { read_only 1 }\n   "
+	    "comment x\n  }\n }\n}\n"
+	    "TARGET_DRIVER qla2x00t {\n TARGET 25:00 {\n  HW_TARGET\n  enabled 1\n  LUN 0 "
+	    "a\n }\n}\n"
+	    "DEVICE_GROUP dg {\n DEVICE a\n TARGET_GROUP tg {\n  group_id 7\n  state "
+	    "standby\n  TARGET t\n  TARGET far { rel_tgt_id 77 }\n }\n}\n",
+	    "groups");
 }
 
 Test(conf_print, secrets_are_masked_on_request)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_str("TARGET_DRIVER iscsi {\n"
-					  " IncomingUser \"disc 12charsecret\"\n"
-					  " TARGET t {\n  enabled 1\n  OutgoingUser \"me 12charsecret9\"\n }\n"
-					  "}\n",
-					  &c, &d);
+	struct tgt_config *cfg =
+	    load_str("TARGET_DRIVER iscsi {\n"
+		     " IncomingUser \"disc 12charsecret\"\n"
+		     " TARGET t {\n  enabled 1\n  OutgoingUser \"me 12charsecret9\"\n }\n"
+		     "}\n",
+		     &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	char *plain = print_to_string(cfg, 0);
 	char *masked = print_to_string(cfg, TGT_PRINT_MASK_SECRETS);

@@ -7,7 +7,7 @@
 static const char *const fake_drv[] = {"listen", NULL};
 static const char *const fake_tgt[] = {"IncomingUser", "allowed_portal", NULL};
 static const struct tgt_transport fake_iscsi = {
-	.driver = "iscsi", .driver_attrs = fake_drv, .target_attrs = fake_tgt};
+    .driver = "iscsi", .driver_attrs = fake_drv, .target_attrs = fake_tgt};
 
 Test(conf_scst_attrs, generic_ours)
 {
@@ -15,7 +15,8 @@ Test(conf_scst_attrs, generic_ours)
 		     CONF_ATTR_OURS);
 	cr_assert_eq(conf_attr_classify(CONF_SCOPE_TARGET, "ib_srpt", NULL, "rel_tgt_id"),
 		     CONF_ATTR_OURS);
-	cr_assert_eq(conf_attr_classify(CONF_SCOPE_LUN, "iscsi", NULL, "read_only"), CONF_ATTR_OURS);
+	cr_assert_eq(conf_attr_classify(CONF_SCOPE_LUN, "iscsi", NULL, "read_only"),
+		     CONF_ATTR_OURS);
 	cr_assert_eq(conf_attr_classify(CONF_SCOPE_TARGET_GROUP, NULL, NULL, "state"),
 		     CONF_ATTR_OURS);
 	cr_assert_eq(conf_attr_classify(CONF_SCOPE_TG_TARGET, NULL, NULL, "rel_tgt_id"),

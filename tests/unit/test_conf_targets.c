@@ -13,17 +13,17 @@ Test(conf_targets, luns_groups_and_tables)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_str(RAM2 /* lines 1-4 */
-					  "TARGET_DRIVER iscsi {\n"	   /* 5 */
-					  " TARGET iqn.x:t {\n"	   /* 6 */
-					  "  enabled 1\n"		   /* 7 */
+	struct tgt_config *cfg = load_str(RAM2				 /* lines 1-4 */
+					  "TARGET_DRIVER iscsi {\n"	 /* 5 */
+					  " TARGET iqn.x:t {\n"		 /* 6 */
+					  "  enabled 1\n"		 /* 7 */
 					  "  LUN 5 d1 { read_only 1 }\n" /* 8 */
-					  "  LUN 0 d0\n"		   /* 9 */
-					  "  LUN 0x10 d0\n"		   /* 10: same device twice */
-					  "  GROUP g1 {\n"		   /* 11 */
-					  "   INITIATOR iqn.a:*\n"	   /* 12 */
-					  "   INITIATOR \"!iqn.b:*\"\n"  /* 13 */
-					  "   LUN 0 d1\n"		   /* 14 */
+					  "  LUN 0 d0\n"		 /* 9 */
+					  "  LUN 0x10 d0\n"		 /* 10: same device twice */
+					  "  GROUP g1 {\n"		 /* 11 */
+					  "   INITIATOR iqn.a:*\n"	 /* 12 */
+					  "   INITIATOR \"!iqn.b:*\"\n"	 /* 13 */
+					  "   LUN 0 d1\n"		 /* 14 */
 					  "  }\n"
 					  "  GROUP empty\n"
 					  " }\n"
@@ -89,8 +89,9 @@ Test(conf_targets, enabled_defaults)
 					  &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	cr_assert_eq(c.n, 1, "%s", cap_dump(&c));
-	cr_assert(cap_has(&c, false, 3, "TARGET a has no 'enabled 1': it is configured but "
-					"accepts no logins (SCST's default)"),
+	cr_assert(cap_has(&c, false, 3,
+			  "TARGET a has no 'enabled 1': it is configured but "
+			  "accepts no logins (SCST's default)"),
 		  "%s", cap_dump(&c));
 	cr_assert_not(cfg->drivers[0].enabled);
 	cr_assert_not(cfg->drivers[0].targets[0].enabled);
@@ -116,22 +117,23 @@ Test(conf_targets, lun_set_without_lun_0_is_a_warning)
 	struct captured c;
 	struct diag d;
 	struct tgt_config *cfg = load_str(RAM2 "TARGET_DRIVER iscsi {\n"
-						  " TARGET t {\n"
-						  "  enabled 1\n"
-						  "  LUN 1 d0\n"
-						  "  GROUP g {\n"
-						  "   LUN 2 d1\n"
-						  "   INITIATOR i\n"
-						  "  }\n"
-						  " }\n"
-						  "}\n",
+					       " TARGET t {\n"
+					       "  enabled 1\n"
+					       "  LUN 1 d0\n"
+					       "  GROUP g {\n"
+					       "   LUN 2 d1\n"
+					       "   INITIATOR i\n"
+					       "  }\n"
+					       " }\n"
+					       "}\n",
 					  &c, &d);
 	assert_loads(cfg, c, 2);
-	cr_assert(cap_has(&c, false, 6,
-			  "TARGET t: its LUN set has no LUN 0; initiators may not scan it"),
-		  "%s", cap_dump(&c));
-	cr_assert(cap_has(&c, false, 9, "GROUP g of TARGET t: its LUN set has no LUN 0; "
-					"initiators may not scan it"),
+	cr_assert(
+	    cap_has(&c, false, 6, "TARGET t: its LUN set has no LUN 0; initiators may not scan it"),
+	    "%s", cap_dump(&c));
+	cr_assert(cap_has(&c, false, 9,
+			  "GROUP g of TARGET t: its LUN set has no LUN 0; "
+			  "initiators may not scan it"),
 		  "%s", cap_dump(&c));
 	tgt_config_free(cfg);
 }
@@ -146,8 +148,9 @@ Test(conf_targets, shared_rel_tgt_id_between_disabled_targets_is_a_warning)
 					  "}\n",
 					  &c, &d);
 	assert_loads(cfg, c, 1);
-	cr_assert(cap_has(&c, false, 8, "rel_tgt_id 7 of TARGET b is also used by TARGET a (line "
-					"4); only one of them can be enabled"),
+	cr_assert(cap_has(&c, false, 8,
+			  "rel_tgt_id 7 of TARGET b is also used by TARGET a (line "
+			  "4); only one of them can be enabled"),
 		  "%s", cap_dump(&c));
 	tgt_config_free(cfg);
 }
@@ -173,7 +176,8 @@ Test(conf_target_errors, lun_names_undefined_device)
 
 Test(conf_target_errors, duplicate_lun_number)
 {
-	assert_fails_with(RAM2 "TARGET_DRIVER iscsi {\n TARGET t {\n  LUN 0 d0\n  LUN 0 d1\n }\n}\n",
+	assert_fails_with(RAM2
+			  "TARGET_DRIVER iscsi {\n TARGET t {\n  LUN 0 d0\n  LUN 0 d1\n }\n}\n",
 			  8, "duplicate LUN 0 (first at line 7)");
 }
 
@@ -204,9 +208,10 @@ Test(conf_target_errors, lun_number_not_numeric)
 
 Test(conf_target_errors, lun_number_overflows)
 {
-	assert_fails_with(RAM_D0 "TARGET_DRIVER iscsi {\n TARGET t {\n  LUN 99999999999999999999 "
-				 "d0\n }\n}\n",
-			  8, "invalid LUN number '99999999999999999999': expected an integer 0..16383");
+	assert_fails_with(
+	    RAM_D0 "TARGET_DRIVER iscsi {\n TARGET t {\n  LUN 99999999999999999999 "
+		   "d0\n }\n}\n",
+	    8, "invalid LUN number '99999999999999999999': expected an integer 0..16383");
 }
 
 Test(conf_target_errors, lun_without_device)
@@ -250,20 +255,21 @@ Test(conf_target_errors, duplicate_group)
 
 Test(conf_target_errors, initiator_in_two_groups_of_one_target)
 {
-	assert_fails_with(RAM_D0 "TARGET_DRIVER iscsi {\n"
-				 " TARGET t {\n"
-				 "  LUN 0 d0\n"
-				 "  GROUP a {\n"
-				 "   INITIATOR iqn.1993-08.org.debian:01:host\n"
-				 "  }\n"
-				 "  GROUP b {\n"
-				 "   INITIATOR iqn.1993-08.org.debian:01:host\n"
-				 "  }\n"
-				 " }\n"
-				 "}\n",
-			  13,
-			  "initiator 'iqn.1993-08.org.debian:01:host' is already in GROUP a of TARGET "
-			  "t (line 10); an initiator may belong to one GROUP per target");
+	assert_fails_with(
+	    RAM_D0 "TARGET_DRIVER iscsi {\n"
+		   " TARGET t {\n"
+		   "  LUN 0 d0\n"
+		   "  GROUP a {\n"
+		   "   INITIATOR iqn.1993-08.org.debian:01:host\n"
+		   "  }\n"
+		   "  GROUP b {\n"
+		   "   INITIATOR iqn.1993-08.org.debian:01:host\n"
+		   "  }\n"
+		   " }\n"
+		   "}\n",
+	    13,
+	    "initiator 'iqn.1993-08.org.debian:01:host' is already in GROUP a of TARGET "
+	    "t (line 10); an initiator may belong to one GROUP per target");
 }
 
 Test(conf_target_errors, initiator_patterns_compare_case_insensitively)
@@ -279,11 +285,12 @@ Test(conf_target_errors, same_initiator_in_two_targets_is_fine)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_str("TARGET_DRIVER iscsi {\n"
-					  " TARGET t1 {\n  enabled 1\n  GROUP a { INITIATOR i }\n }\n"
-					  " TARGET t2 {\n  enabled 1\n  GROUP a { INITIATOR i }\n }\n"
-					  "}\n",
-					  &c, &d);
+	struct tgt_config *cfg =
+	    load_str("TARGET_DRIVER iscsi {\n"
+		     " TARGET t1 {\n  enabled 1\n  GROUP a { INITIATOR i }\n }\n"
+		     " TARGET t2 {\n  enabled 1\n  GROUP a { INITIATOR i }\n }\n"
+		     "}\n",
+		     &c, &d);
 	assert_loads(cfg, c, 0);
 	tgt_config_free(cfg);
 }
@@ -347,8 +354,8 @@ Test(conf_target_errors, rel_tgt_id_used_twice_by_enabled_targets)
 
 Test(conf_target_errors, enabled_not_boolean)
 {
-	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  enabled \"yes please\"\n }\n}\n", 3,
-			  "invalid value 'yes please' for enabled: expected 0 or 1");
+	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  enabled \"yes please\"\n }\n}\n",
+			  3, "invalid value 'yes please' for enabled: expected 0 or 1");
 }
 
 Test(conf_target_errors, driver_enabled_not_boolean)
@@ -410,9 +417,10 @@ Test(conf_target_errors, unknown_group_attribute)
 
 Test(conf_target_errors, target_inside_a_group)
 {
-	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  GROUP g {\n   TARGET u\n  }\n "
-			  "}\n}\n",
-			  4, "'TARGET' is not allowed inside GROUP (LUN, INITIATOR and attributes only)");
+	assert_fails_with(
+	    "TARGET_DRIVER iscsi {\n TARGET t {\n  GROUP g {\n   TARGET u\n  }\n "
+	    "}\n}\n",
+	    4, "'TARGET' is not allowed inside GROUP (LUN, INITIATOR and attributes only)");
 }
 
 Test(conf_target_errors, target_driver_without_name)
@@ -424,15 +432,17 @@ Test(conf_target_errors, repeatable_attributes_are_not_duplicates)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_str("TARGET_DRIVER iscsi {\n"
-					  " TARGET t {\n  enabled 1\n"
-					  "  allowed_portal 127.0.0.1\n  allowed_portal 127.0.0.2\n"
-					  "  IncomingUser \"a 12charsecret\"\n  IncomingUser \"b 12charsecret\"\n"
-					  " }\n}\n",
-					  &c, &d);
+	struct tgt_config *cfg =
+	    load_str("TARGET_DRIVER iscsi {\n"
+		     " TARGET t {\n  enabled 1\n"
+		     "  allowed_portal 127.0.0.1\n  allowed_portal 127.0.0.2\n"
+		     "  IncomingUser \"a 12charsecret\"\n  IncomingUser \"b 12charsecret\"\n"
+		     " }\n}\n",
+		     &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	cr_assert_eq(cap_count(&c, true), 0);
 	const char *v[4];
-	cr_assert_eq(tgt_attr_get_all(&cfg->drivers[0].targets[0].attrs, "allowed_portal", v, 4), 2);
+	cr_assert_eq(tgt_attr_get_all(&cfg->drivers[0].targets[0].attrs, "allowed_portal", v, 4),
+		     2);
 	tgt_config_free(cfg);
 }

@@ -4,11 +4,9 @@
 #include "target/tgt_model.h"
 
 static struct utgt_attr a[] = {
-	{"listen", "127.0.0.1:3260", 3},
-	{"IncomingUser", "joe 12charsecret", 4},
-	{"listen", "127.0.0.2:3260", 5},
-	{"enabled", "1", 6},
-	{"incominguser", "fred 12charsecret", 7},
+    {"listen", "127.0.0.1:3260", 3},	      {"IncomingUser", "joe 12charsecret", 4},
+    {"listen", "127.0.0.2:3260", 5},	      {"enabled", "1", 6},
+    {"incominguser", "fred 12charsecret", 7},
 };
 static const struct tgt_attrs as = {a, 5};
 
