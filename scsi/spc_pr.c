@@ -33,7 +33,8 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
 	if (rc != 0 && rc != -ENOENT)
 		/* A corrupt or unreadable file must not stop the LU: start with no registrations
 		 * and say why, so the operator can look at (and keep) the file. */
-		fprintf(stderr, "utgt: %s: persistent reservation state ignored: %s\n", pr->path, err);
+		fprintf(stderr, "utgt: %s: persistent reservation state ignored: %s\n", pr->path,
+			err);
 	pr_update_active(pr);
 	return pr;
 }
@@ -150,7 +151,8 @@ void pr_remove(struct pr_state *st, int i)
 		st->type = PR_TYPE_NONE;
 		st->holder = -1;
 	}
-	memmove(&st->regs[i], &st->regs[i + 1], (st->nregs - (unsigned)i - 1) * sizeof(st->regs[0]));
+	memmove(&st->regs[i], &st->regs[i + 1],
+		(st->nregs - (unsigned)i - 1) * sizeof(st->regs[0]));
 	st->nregs--;
 	if (st->holder > i)
 		st->holder--;

@@ -24,9 +24,9 @@
 
 /* SPC-4 persistent reservation types (the TYPE field). */
 enum pr_type {
-	PR_TYPE_NONE  = 0,
-	PR_TYPE_WE    = 1, /* Write Exclusive */
-	PR_TYPE_EA    = 3, /* Exclusive Access */
+	PR_TYPE_NONE = 0,
+	PR_TYPE_WE = 1,	   /* Write Exclusive */
+	PR_TYPE_EA = 3,	   /* Exclusive Access */
 	PR_TYPE_WE_RO = 5, /* Write Exclusive - Registrants Only */
 	PR_TYPE_EA_RO = 6, /* Exclusive Access - Registrants Only */
 	PR_TYPE_WE_AR = 7, /* Write Exclusive - All Registrants */
@@ -37,29 +37,29 @@ enum pr_type {
 
 /* PERSISTENT RESERVE OUT service actions. */
 enum pr_out_sa {
-	PRO_REGISTER          = 0,
-	PRO_RESERVE           = 1,
-	PRO_RELEASE           = 2,
-	PRO_CLEAR             = 3,
-	PRO_PREEMPT           = 4,
+	PRO_REGISTER = 0,
+	PRO_RESERVE = 1,
+	PRO_RELEASE = 2,
+	PRO_CLEAR = 3,
+	PRO_PREEMPT = 4,
 	PRO_PREEMPT_AND_ABORT = 5,
-	PRO_REGISTER_IGNORE   = 6,
+	PRO_REGISTER_IGNORE = 6,
 	PRO_REGISTER_AND_MOVE = 7,
-	PRO_REPLACE_LOST      = 8,
+	PRO_REPLACE_LOST = 8,
 };
 
 /* PERSISTENT RESERVE IN service actions. */
 enum pr_in_sa {
-	PRI_READ_KEYS           = 0,
-	PRI_READ_RESERVATION    = 1,
+	PRI_READ_KEYS = 0,
+	PRI_READ_RESERVATION = 1,
 	PRI_REPORT_CAPABILITIES = 2,
-	PRI_READ_FULL_STATUS    = 3,
+	PRI_READ_FULL_STATUS = 3,
 };
 
 /* Unit attention ASCQs under ASC 2Ah. */
 enum {
-	PR_UA_RESERVATIONS_PREEMPTED  = 0x03,
-	PR_UA_RESERVATIONS_RELEASED   = 0x04,
+	PR_UA_RESERVATIONS_PREEMPTED = 0x03,
+	PR_UA_RESERVATIONS_RELEASED = 0x04,
 	PR_UA_REGISTRATIONS_PREEMPTED = 0x05,
 };
 
@@ -76,16 +76,16 @@ struct pr_port {
 
 struct pr_reg {
 	struct pr_port port;
-	uint16_t rtpi;  /* target port registered through (reported by READ FULL STATUS) */
+	uint16_t rtpi;	/* target port registered through (reported by READ FULL STATUS) */
 	bool all_tg_pt; /* matches every target port */
 	uint64_t key;
 };
 
 struct pr_state {
 	uint32_t generation;
-	bool aptpl;      /* PTPL_A: the last REGISTER / REGISTER AND MOVE had APTPL=1 */
-	uint8_t type;    /* PR_TYPE_NONE when no persistent reservation */
-	int holder;      /* index into regs; -1 for the all-registrants types */
+	bool aptpl;   /* PTPL_A: the last REGISTER / REGISTER AND MOVE had APTPL=1 */
+	uint8_t type; /* PR_TYPE_NONE when no persistent reservation */
+	int holder;   /* index into regs; -1 for the all-registrants types */
 	unsigned nregs;
 	struct pr_reg regs[PR_MAX_REGS];
 };

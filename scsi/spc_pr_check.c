@@ -21,8 +21,8 @@
 
 #define OP_START_STOP_UNIT 0x1b
 #define OP_PREVENT_ALLOW   0x1e
-#define OP_PR_IN           0x5e
-#define OP_PR_OUT          0x5f
+#define OP_PR_IN	   0x5e
+#define OP_PR_OUT	   0x5f
 
 /* Caller holds pr->lock. */
 static bool spc2_holder_is(const struct scsi_dev *dev, const struct scsi_nexus *nx)
@@ -108,13 +108,14 @@ enum scsi_sr scsi_reservation_check(struct scsi_task *t)
 		return SR_OK;
 	pthread_mutex_lock(&pr->lock);
 	if (dev->spc2_reserved) {
-		/* SPC-2 5.5.1: while a RESERVE reservation exists, PERSISTENT RESERVE IN/OUT conflict
-		 * for every nexus, the holder included; other nexuses may only send the commands
-		 * flagged SPC2_OK. */
+		/* SPC-2 5.5.1: while a RESERVE reservation exists, PERSISTENT RESERVE IN/OUT
+		 * conflict for every nexus, the holder included; other nexuses may only send the
+		 * commands flagged SPC2_OK. */
 		if (t->cdb[0] == OP_PR_IN || t->cdb[0] == OP_PR_OUT)
 			conflict = true;
 		else
-			conflict = !(desc->flags & SCSI_CF_SPC2_OK) && !spc2_holder_is(dev, t->nexus);
+			conflict =
+			    !(desc->flags & SCSI_CF_SPC2_OK) && !spc2_holder_is(dev, t->nexus);
 	} else {
 		conflict = pr_class_conflicts(&pr->st, t->nexus,
 					      refine_class(t, (enum scsi_pr_class)desc->pr_class));

@@ -279,8 +279,9 @@ bool pr_state_parse(const char *text, const char *devname, struct pr_state *out,
 			snprintf(err, errlen, "a reservation without registrations");
 			goto fail;
 		}
-		if (pr_type_all_reg((uint8_t)res_type) ? res_holder != -1
-						       : (res_holder < 0 || res_holder >= st->nregs)) {
+		if (pr_type_all_reg((uint8_t)res_type)
+			? res_holder != -1
+			: (res_holder < 0 || res_holder >= st->nregs)) {
 			snprintf(err, errlen, "reservation holder %lld does not fit type %u",
 				 (long long)res_holder, (unsigned)res_type);
 			goto fail;

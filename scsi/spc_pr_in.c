@@ -59,7 +59,8 @@ static uint32_t read_full_status(const struct pr_state *st, uint8_t *b)
 		uint32_t tid_len;
 
 		put_be64(d, r->key);
-		d[12] = (uint8_t)((r->all_tg_pt ? 0x02 : 0) | (pr_is_holder(st, (int)i) ? 0x01 : 0));
+		d[12] =
+		    (uint8_t)((r->all_tg_pt ? 0x02 : 0) | (pr_is_holder(st, (int)i) ? 0x01 : 0));
 		if (pr_is_holder(st, (int)i))
 			d[13] = (uint8_t)(PR_SCOPE_LU << 4 | st->type);
 		put_be16(d + 18, r->rtpi);

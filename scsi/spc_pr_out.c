@@ -86,7 +86,7 @@ static enum scsi_sr register_spec_i_pt(struct prout *o, const struct pr_reg *sel
 			return SR_INSUFFICIENT_REG_RESOURCES;
 		off += (uint32_t)n;
 		continue;
-bad:
+	bad:
 		return scsi_invalid_param(o->t, (uint16_t)off, -1);
 	}
 	return SR_OK;
@@ -464,7 +464,7 @@ out:
 
 enum scsi_sr spc_pr_out(struct scsi_task *t)
 {
-	if (!t->core.dev || !t->core.dev->pr)
+	if (!t->core.dev || !t->core.dev->pr || !t->nexus)
 		return SR_INTERNAL_ERROR;
 	return scsi_run_blocking(t, pr_out_work);
 }

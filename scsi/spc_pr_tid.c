@@ -8,8 +8,8 @@
 
 #include "scsi/spc_pr.h"
 
-#define TID_ISCSI_MIN   24 /* 4-byte header + at least 20 bytes of name */
-#define TID_SRP_LEN     24
+#define TID_ISCSI_MIN	24 /* 4-byte header + at least 20 bytes of name */
+#define TID_SRP_LEN	24
 #define ISID_HEX_DIGITS 12
 
 /* iSCSI names are printable ASCII without spaces (RFC 3720 3.2.6.2); we also refuse the

@@ -207,10 +207,10 @@ static enum scsi_sr copy_segment(struct scsi_task *t, const struct xc_list *l,
 	for (uint64_t done = 0; done < bytes;) {
 		uint64_t n = bytes - done < XC_CHUNK ? bytes - done : XC_CHUNK;
 		struct iovec iov = {buf, (size_t)n};
-		struct bs_io rd = {.op = BS_READ, .off = soff + done, .len = n, .iov = &iov,
-				   .iovcnt = 1};
-		struct bs_io wr = {.op = BS_WRITE, .off = doff + done, .len = n, .iov = &iov,
-				   .iovcnt = 1};
+		struct bs_io rd = {
+		    .op = BS_READ, .off = soff + done, .len = n, .iov = &iov, .iovcnt = 1};
+		struct bs_io wr = {
+		    .op = BS_WRITE, .off = doff + done, .len = n, .iov = &iov, .iovcnt = 1};
 
 		if (t->core.dev && scsi_ts_aborted(t->core.dev->ts, t))
 			return SR_ABORTED;

@@ -16,26 +16,26 @@
 #include "scsi/scsi_cmd.h"
 
 /* Limits, as RECEIVE COPY RESULTS OPERATING PARAMETERS reports them. */
-#define XC_MAX_TARGETS       16
-#define XC_MAX_SEGMENTS      64
+#define XC_MAX_TARGETS	     16
+#define XC_MAX_SEGMENTS	     64
 #define XC_MAX_DESC_LIST_LEN (XC_MAX_TARGETS * 32 + XC_MAX_SEGMENTS * 28)
 #define XC_MAX_SEGMENT_LEN   (0xffffu * 4096u) /* the 16-bit block count at 4 KiB blocks */
-#define XC_MAX_CONCURRENT    16               /* copies running at once per copy manager */
-#define XC_MAX_TRACKED       32               /* finished copies kept for RECEIVE COPY RESULTS */
-#define XC_CHUNK             (1u << 20)       /* bytes per read/write round trip */
+#define XC_MAX_CONCURRENT    16		       /* copies running at once per copy manager */
+#define XC_MAX_TRACKED	     32		       /* finished copies kept for RECEIVE COPY RESULTS */
+#define XC_CHUNK	     (1u << 20)	       /* bytes per read/write round trip */
 
 /* Descriptor type codes we implement. */
 #define XC_SEG_BLOCK_TO_BLOCK 0x02
-#define XC_CSCD_ID            0xe4
+#define XC_CSCD_ID	      0xe4
 
 #define XC_TARGET_DESC_LEN 32
-#define XC_SEG_B2B_LEN     28
+#define XC_SEG_B2B_LEN	   28
 
 /* LIST ID USAGE (SPC-4 6.4.3, byte 1 bits 4-3). */
 enum xc_list_id_usage {
-	XC_LID_HOLD    = 0, /* keep the status for RECEIVE COPY RESULTS */
+	XC_LID_HOLD = 0,    /* keep the status for RECEIVE COPY RESULTS */
 	XC_LID_NO_HOLD = 2, /* do not keep it */
-	XC_LID_NONE    = 3, /* no list identifier: LIST ID must be 0 */
+	XC_LID_NONE = 3,    /* no list identifier: LIST ID must be 0 */
 };
 
 struct xc_target {
@@ -44,11 +44,11 @@ struct xc_target {
 };
 
 struct xc_segment {
-	uint16_t src, dst;  /* CSCD descriptor indexes */
-	bool dc;            /* block count in destination blocks */
+	uint16_t src, dst; /* CSCD descriptor indexes */
+	bool dc;	   /* block count in destination blocks */
 	uint32_t nblocks;
 	uint64_t src_lba, dst_lba;
-	uint32_t desc_off;  /* offset of the descriptor in the parameter list */
+	uint32_t desc_off; /* offset of the descriptor in the parameter list */
 };
 
 struct xc_list {
@@ -78,8 +78,8 @@ struct xc_op {
 	char port[SCSI_NAME_MAX + 24];
 	uint16_t rtpi;
 	uint8_t list_id;
-	bool hold;          /* keep after completion */
-	uint64_t seq;       /* age, for evicting the oldest finished operation */
+	bool hold;    /* keep after completion */
+	uint64_t seq; /* age, for evicting the oldest finished operation */
 	uint16_t segs_done;
 	uint64_t bytes_done;
 	uint8_t sense_key, asc, ascq; /* the failure, for FAILED SEGMENT DETAILS */

@@ -12,8 +12,8 @@
 
 /* Designation descriptor header inside an E4h descriptor (bytes 4..7). */
 #define DESIG_CODE_SET_BINARY 0x1
-#define DESIG_ASSOC_LU        0x0
-#define DESIG_TYPE_NAA        0x3
+#define DESIG_ASSOC_LU	      0x0
+#define DESIG_TYPE_NAA	      0x3
 #define NAA_IEEE_REG_EXT      0x6
 
 static enum scsi_sr resolve_cscd(struct scsi_task *t, const uint8_t *d, uint32_t off,

@@ -6,10 +6,10 @@
 #include "scsi/spc_xcopy.h"
 
 enum {
-	RCR_COPY_STATUS      = 0x00,
-	RCR_RECEIVE_DATA     = 0x01,
+	RCR_COPY_STATUS = 0x00,
+	RCR_RECEIVE_DATA = 0x01,
 	RCR_OPERATING_PARAMS = 0x03,
-	RCR_FAILED_SEGMENTS  = 0x04,
+	RCR_FAILED_SEGMENTS = 0x04,
 };
 
 /* COPY STATUS: COPY MANAGER STATUS values. */
@@ -30,8 +30,8 @@ static uint32_t operating_params(const struct scsi_dev *dev, uint8_t *b)
 	put_be16(b + 34, XC_MAX_CONCURRENT);
 	b[36] = XC_MAX_CONCURRENT;
 	b[37] = dev->block_shift; /* DATA SEGMENT GRANULARITY (log2 bytes) */
-	b[38] = 0;                /* INLINE DATA GRANULARITY */
-	b[39] = 0;                /* HELD DATA GRANULARITY */
+	b[38] = 0;		  /* INLINE DATA GRANULARITY */
+	b[39] = 0;		  /* HELD DATA GRANULARITY */
 	b[43] = sizeof(codes);
 	memcpy(b + 44, codes, sizeof(codes));
 	put_be32(b, 44 + sizeof(codes) - 4);
@@ -54,9 +54,9 @@ static void put_transfer_count(uint8_t *b, uint64_t bytes)
 static uint32_t copy_status(const struct xc_op *op, uint8_t *b)
 {
 	put_be32(b, 8);
-	b[4] = op->state == XC_RUNNING ? CMS_IN_PROGRESS
-		: op->state == XC_DONE_OK ? CMS_DONE_OK
-					  : CMS_DONE_ERROR; /* HDD = 0: no held data */
+	b[4] = op->state == XC_RUNNING	 ? CMS_IN_PROGRESS
+	       : op->state == XC_DONE_OK ? CMS_DONE_OK
+					 : CMS_DONE_ERROR; /* HDD = 0: no held data */
 	put_be16(b + 5, op->segs_done);
 	put_transfer_count(b, op->bytes_done);
 	return 12;

@@ -57,7 +57,7 @@ static void gate_bs_submit(struct backstore *bs, struct bs_io *io)
 }
 
 static const struct backstore_ops gate_ops = {
-	.name = "test_gate", .open = gate_bs_open, .close = gate_bs_close, .submit = gate_bs_submit};
+    .name = "test_gate", .open = gate_bs_open, .close = gate_bs_close, .submit = gate_bs_submit};
 
 /* A gated LU of `size` bytes (512-byte blocks); the gate starts closed. */
 static inline struct scsi_dev *gate_make_dev(const char *name, uint64_t size)

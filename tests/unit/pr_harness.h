@@ -39,8 +39,8 @@ static inline struct scsi_dev *pr_make_dev(const char *handler, const char *name
 	b->block_size = 512;
 	b->read_zero = true;
 	if (!strcmp(handler, "vdisk_fileio")) {
-		snprintf(b->filename, sizeof(b->filename), "/tmp/utgt-test-%d-%s.img", (int)getpid(),
-			 name);
+		snprintf(b->filename, sizeof(b->filename), "/tmp/utgt-test-%d-%s.img",
+			 (int)getpid(), name);
 		unlink(b->filename);
 	}
 	dev = scsi_dev_new(&p, b);
@@ -139,14 +139,15 @@ static inline struct th_result prin(struct th_nexus *n, uint8_t sa, uint8_t *buf
 #define assert_good(x)                                                                             \
 	do {                                                                                       \
 		struct th_result _r = (x);                                                         \
-		cr_assert_eq(_r.status, SAM_STAT_GOOD, "status %#x key %#x asc %#x/%#x", _r.status, \
-			     th_sense_key(&_r), th_asc(&_r), th_ascq(&_r));                        \
+		cr_assert_eq(_r.status, SAM_STAT_GOOD, "status %#x key %#x asc %#x/%#x",           \
+			     _r.status, th_sense_key(&_r), th_asc(&_r), th_ascq(&_r));             \
 	} while (0)
 #define assert_conflict(x)                                                                         \
 	do {                                                                                       \
 		struct th_result _r = (x);                                                         \
-		cr_assert_eq(_r.status, SAM_STAT_RESERVATION_CONFLICT, "status %#x key %#x asc %#x", \
-			     _r.status, th_sense_key(&_r), th_asc(&_r));                          \
+		cr_assert_eq(_r.status, SAM_STAT_RESERVATION_CONFLICT,                             \
+			     "status %#x key %#x asc %#x", _r.status, th_sense_key(&_r),           \
+			     th_asc(&_r));                                                         \
 	} while (0)
 
 /* READ KEYS: returns the generation; keys into out (up to max), count into *n. */

@@ -64,7 +64,8 @@ Test(pr_identity, port_rtpi_and_wildcards)
 
 Test(pr_identity, srp_ports_compare_digits)
 {
-	struct scsi_nexus nx = mknx("0xFE800000000000000002C90300A1B2C3", "0xFE800000000000000002C90300A1B2C3", 1);
+	struct scsi_nexus nx =
+	    mknx("0xFE800000000000000002C90300A1B2C3", "0xFE800000000000000002C90300A1B2C3", 1);
 	struct pr_reg r = {0};
 
 	nx.proto = SCSI_PROTO_SRP;

@@ -31,18 +31,16 @@ struct row {
 
 /* SPC-4 5.13.1 / SBC-3 4.17: READ is a read-class command, WRITE a write-class one. */
 static const struct row matrix[] = {
-	{PR_TYPE_WE, OK, OK, OK, RC, OK, RC},
-	{PR_TYPE_EA, OK, OK, RC, RC, RC, RC},
-	{PR_TYPE_WE_RO, OK, OK, OK, OK, OK, RC},
-	{PR_TYPE_EA_RO, OK, OK, OK, OK, RC, RC},
-	{PR_TYPE_WE_AR, OK, OK, OK, OK, OK, RC},
-	{PR_TYPE_EA_AR, OK, OK, OK, OK, RC, RC},
+    {PR_TYPE_WE, OK, OK, OK, RC, OK, RC},    {PR_TYPE_EA, OK, OK, RC, RC, RC, RC},
+    {PR_TYPE_WE_RO, OK, OK, OK, OK, OK, RC}, {PR_TYPE_EA_RO, OK, OK, OK, OK, RC, RC},
+    {PR_TYPE_WE_AR, OK, OK, OK, OK, OK, RC}, {PR_TYPE_EA_AR, OK, OK, OK, OK, RC, RC},
 };
 
 static void expect(struct th_result r, int want, const char *who, uint8_t type)
 {
 	if (want == OK)
-		cr_assert_eq(r.status, SAM_STAT_GOOD, "%s type %u: status %#x", who, type, r.status);
+		cr_assert_eq(r.status, SAM_STAT_GOOD, "%s type %u: status %#x", who, type,
+			     r.status);
 	else
 		cr_assert_eq(r.status, SAM_STAT_RESERVATION_CONFLICT, "%s type %u: status %#x", who,
 			     type, r.status);
@@ -178,8 +176,7 @@ Test(pr_check_ram, spc2_reservation_makes_pr_commands_conflict_for_all, .init = 
 	assert_conflict(prout(&e.b, PRO_REGISTER, 0, 0, KB));
 }
 
-Test(pr_check_ram, same_initiator_other_target_port_is_another_nexus, .init = up_ram,
-     .fini = down)
+Test(pr_check_ram, same_initiator_other_target_port_is_another_nexus, .init = up_ram, .fini = down)
 {
 	struct th_nexus a2;
 	uint8_t buf[512];

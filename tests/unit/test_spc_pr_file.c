@@ -118,9 +118,11 @@ Test(pr_file, corrupt_files)
 	expect_bad("hello\n", "not a utgt persistent reservation file");
 	expect_bad(HEAD REG1, "truncated");
 	expect_bad(HEAD "end\nreg 1\n", "line 6: data after");
-	expect_bad("utgt-pr-state 1\ndevice disk2\ngeneration 5\naptpl 1\nend\n", "belongs to device");
+	expect_bad("utgt-pr-state 1\ndevice disk2\ngeneration 5\naptpl 1\nend\n",
+		   "belongs to device");
 	expect_bad("utgt-pr-state 1\ndevice disk1\naptpl 1\nend\n", "missing");
-	expect_bad("utgt-pr-state 1\ndevice disk1\ngeneration -1\naptpl 1\nend\n", "line 3: bad generation");
+	expect_bad("utgt-pr-state 1\ndevice disk1\ngeneration -1\naptpl 1\nend\n",
+		   "line 3: bad generation");
 	expect_bad("utgt-pr-state 1\ndevice disk1\ngeneration 4294967296\naptpl 1\nend\n",
 		   "bad generation");
 	expect_bad("utgt-pr-state 1\ndevice disk1\ngeneration 5\naptpl 2\nend\n", "bad aptpl");
@@ -132,8 +134,10 @@ Test(pr_file, corrupt_files)
 	expect_bad(HEAD "reg 00000000000000aa 5 70000 0 0 iqn.a\nend\n", "bad port fields");
 	expect_bad(HEAD "reg 00000000000000aa 5 1 2 0 iqn.a\nend\n", "bad port fields");
 	expect_bad(HEAD "reg 00000000000000aa 4 1 0 1 00ff\nend\n", "name-only registration");
-	expect_bad(HEAD "reg 00000000000000aa 5 1 0 0 bad%zzname\nend\n", "bad initiator port name");
-	expect_bad(HEAD "reg 00000000000000aa 5 1 0 0 bad%00name\nend\n", "bad initiator port name");
+	expect_bad(HEAD "reg 00000000000000aa 5 1 0 0 bad%zzname\nend\n",
+		   "bad initiator port name");
+	expect_bad(HEAD "reg 00000000000000aa 5 1 0 0 bad%00name\nend\n",
+		   "bad initiator port name");
 	expect_bad(HEAD REG1 REG1 "end\n", "overlaps");
 	expect_bad(HEAD REG1 "reservation 2 0\nend\n", "bad reservation line");
 	expect_bad(HEAD REG1 "reservation 1 1\nend\n", "does not fit");
@@ -152,9 +156,9 @@ Test(pr_file, accepts_a_good_file)
 	struct pr_state *st = calloc(1, sizeof(*st));
 	char err[256] = "";
 
-	cr_assert(pr_state_parse(HEAD REG1 REG2 "reservation 3 1\nend\n", "disk1", st, err,
-				 sizeof(err)),
-		  "%s", err);
+	cr_assert(
+	    pr_state_parse(HEAD REG1 REG2 "reservation 3 1\nend\n", "disk1", st, err, sizeof(err)),
+	    "%s", err);
 	cr_assert_eq(st->nregs, 2);
 	cr_assert_eq(st->type, PR_TYPE_EA);
 	cr_assert_eq(st->holder, 1);

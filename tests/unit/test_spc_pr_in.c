@@ -43,7 +43,8 @@ Test(pr_in, read_keys_truncated_keeps_full_length, .init = up_ram, .fini = down)
 	assert_good(r);
 	cr_assert_eq(r.data_len, 12);
 	cr_assert_eq(get_be32(buf), 2, "generation");
-	cr_assert_eq(get_be32(buf + 4), 16, "ADDITIONAL LENGTH is not cut by the allocation length");
+	cr_assert_eq(get_be32(buf + 4), 16,
+		     "ADDITIONAL LENGTH is not cut by the allocation length");
 	cr_assert_eq(get_be32(buf + 8), (uint32_t)(KA >> 32));
 }
 

@@ -459,8 +459,7 @@ Test(pr_out_ram, preempt_unknown_key_conflicts, .init = up_ram, .fini = down)
 	cr_assert_eq(n, 3);
 }
 
-Test(pr_out_ram, preempt_zero_key_without_all_registrants_is_invalid, .init = up_ram,
-     .fini = down)
+Test(pr_out_ram, preempt_zero_key_without_all_registrants_is_invalid, .init = up_ram, .fini = down)
 {
 	struct th_result r;
 
@@ -569,7 +568,7 @@ Test(pr_out_ram, spec_i_pt_registers_listed_ports, .init = up_ram, .fini = down)
 	unsigned n;
 
 	off += put_iscsi_tid(tids + off, PR_B, "230000000001"); /* b's port, format 01 */
-	off += put_iscsi_tid(tids + off, PR_C, NULL);           /* every port of c, format 00 */
+	off += put_iscsi_tid(tids + off, PR_C, NULL);		/* every port of c, format 00 */
 	/* ALL_TG_PT: c logs in through target port 2, a and b through 1 */
 	assert_good(register_spec_i_pt(&e.a, KA, tids, off, PRO_REGISTER, 0x04));
 	pr_read_keys(&e.a, k, 4, &n);

@@ -114,10 +114,10 @@ Test(pr_tid, unknown_protocols)
 Test(pr_tid, encode_roundtrip)
 {
 	static const struct pr_port ports[] = {
-		{SCSI_PROTO_ISCSI, true, "iqn.2026-01.org.example:host"},
-		{SCSI_PROTO_ISCSI, false, "iqn.2026-01.org.example:host,i,0x230000000001"},
-		{SCSI_PROTO_ISCSI, true, "iqn.a"},
-		{SCSI_PROTO_SRP, false, "0123456789abcdeffedcba9876543210"},
+	    {SCSI_PROTO_ISCSI, true, "iqn.2026-01.org.example:host"},
+	    {SCSI_PROTO_ISCSI, false, "iqn.2026-01.org.example:host,i,0x230000000001"},
+	    {SCSI_PROTO_ISCSI, true, "iqn.a"},
+	    {SCSI_PROTO_SRP, false, "0123456789abcdeffedcba9876543210"},
 	};
 
 	for (unsigned i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {

@@ -461,8 +461,12 @@ static void tmf_done(struct scsi_tmf *tmf)
 Test(xcopy_gate, abort_task_stops_a_running_copy, .init = up_gate, .fini = down)
 {
 	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-	struct scsi_tmf tmf = {.fn = SCSI_TMF_ABORT_TASK, .lun = 1, .ref_tag = 55,
-			       .nexus = &na.nx, .done = tmf_done, .priv = &w};
+	struct scsi_tmf tmf = {.fn = SCSI_TMF_ABORT_TASK,
+			       .lun = 1,
+			       .ref_tag = 55,
+			       .nexus = &na.nx,
+			       .done = tmf_done,
+			       .priv = &w};
 	struct async_task *a;
 	uint8_t *zero = calloc(1, 2048 * 512), *buf = malloc(2048 * 512);
 

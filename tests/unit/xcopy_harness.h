@@ -37,8 +37,7 @@ static inline uint32_t xc_seg(uint8_t *d, uint16_t src, uint16_t dst, uint16_t n
 	return 28;
 }
 
-static inline void xc_header(uint8_t *p, uint8_t list_id, uint8_t usage, uint16_t tdl,
-			     uint32_t sdl)
+static inline void xc_header(uint8_t *p, uint8_t list_id, uint8_t usage, uint16_t tdl, uint32_t sdl)
 {
 	memset(p, 0, 16);
 	p[0] = list_id;
@@ -99,8 +98,8 @@ static inline void xc_fill(uint8_t *buf, size_t len, uint8_t seed)
 #define xc_assert_good(x)                                                                          \
 	do {                                                                                       \
 		struct th_result _r = (x);                                                         \
-		cr_assert_eq(_r.status, SAM_STAT_GOOD, "status %#x key %#x asc %#x/%#x", _r.status, \
-			     th_sense_key(&_r), th_asc(&_r), th_ascq(&_r));                        \
+		cr_assert_eq(_r.status, SAM_STAT_GOOD, "status %#x key %#x asc %#x/%#x",           \
+			     _r.status, th_sense_key(&_r), th_asc(&_r), th_ascq(&_r));             \
 	} while (0)
 
 #endif
