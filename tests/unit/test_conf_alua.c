@@ -235,3 +235,26 @@ Test(conf_alua_errors, bad_rel_tgt_id_in_target_group)
 				    "r { rel_tgt_id x }\n }\n}\n",
 			  16, "invalid rel_tgt_id 'x': expected an integer 1..65535");
 }
+
+Test(conf_alua, device_group_before_everything_it_names)
+{
+	struct captured c;
+	struct diag d;
+	struct tgt_config *cfg =
+	    load_str("DEVICE_GROUP dg {\n"
+		     " DEVICE late\n"
+		     " TARGET_GROUP g {\n"
+		     "  group_id 5\n"
+		     "  TARGET t { rel_tgt_id 12 }\n"
+		     " }\n"
+		     "}\n"
+		     "TARGET_DRIVER iscsi {\n TARGET t {\n  enabled 1\n  LUN 0 late\n }\n}\n"
+		     "HANDLER vdisk_nullio {\n DEVICE late\n}\n",
+		     &c, &d);
+	assert_loads(cfg, c, 0);
+	cr_assert_eq(cfg->drivers[0].targets[0].rel_tgt_id, 12);
+	cr_assert_eq(cfg->device_groups[0].tgroups[0].targets[0].local,
+		     &cfg->drivers[0].targets[0]);
+	cr_assert_eq(tgt_config_device(cfg, "late")->dev->alua, &cfg->alua_groups[0]);
+	tgt_config_free(cfg);
+}
