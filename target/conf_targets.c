@@ -162,6 +162,14 @@ static void target_fields(struct conf_loader *L, struct tgt_target *t, const str
 	if (!strcasecmp(a->key, "enabled")) {
 		conf_bool(L, a, &t->enabled);
 	} else if (!strcasecmp(a->key, "rel_tgt_id")) {
+		if (parse_u64(a->value, &v) && v == 0) {
+			/* SCST shows an unset id as 0 and -write_config -nonkey writes it */
+			diag_warn(
+			    L->d, a->line,
+			    "rel_tgt_id 0 means 'not set' in SCST; TARGET %s gets one assigned",
+			    t->name);
+			return;
+		}
 		if (conf_uint(L, a->value, a->line, "rel_tgt_id", 1, 65535, &v)) {
 			t->rel_tgt_id = (uint16_t)v;
 			t->rel_tgt_id_line = a->line;

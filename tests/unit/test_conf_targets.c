@@ -329,10 +329,26 @@ Test(conf_target_errors, hw_target_with_a_value)
 			  "expected 'HW_TARGET'");
 }
 
-Test(conf_target_errors, rel_tgt_id_zero)
+Test(conf_targets, rel_tgt_id_zero_means_unset)
 {
-	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  rel_tgt_id 0\n }\n}\n", 3,
-			  "invalid rel_tgt_id '0': expected an integer 1..65535");
+	struct captured c;
+	struct diag d;
+	struct tgt_config *cfg = load_str("TARGET_DRIVER iscsi {\n TARGET t {\n  enabled 1\n  "
+					  "rel_tgt_id 0\n }\n}\n",
+					  &c, &d);
+	assert_loads(cfg, c, 1);
+	cr_assert(cap_has(&c, false, 4,
+			  "rel_tgt_id 0 means 'not set' in SCST; TARGET t gets one assigned"),
+		  "%s", cap_dump(&c));
+	cr_assert_eq(cfg->drivers[0].targets[0].rel_tgt_id, 1);
+	cr_assert_eq(cfg->drivers[0].targets[0].rel_tgt_id_line, 0);
+	tgt_config_free(cfg);
+}
+
+Test(conf_target_errors, rel_tgt_id_not_a_number)
+{
+	assert_fails_with("TARGET_DRIVER iscsi {\n TARGET t {\n  rel_tgt_id one\n }\n}\n", 3,
+			  "invalid rel_tgt_id 'one': expected an integer 1..65535");
 }
 
 Test(conf_target_errors, rel_tgt_id_too_big)
