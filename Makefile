@@ -93,3 +93,18 @@ format:
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# Tests with Linux's own initiators in a qemu guest (scripts/vm/, tests/vm/, docs/testing.md).
+# The image is cached outside the tree ($UTGT_VM_CACHE, default /var/cache/utgt-vm).
+# T=NAME runs tests/vm/NAME* only; UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead.
+.PHONY: vmtest-quick
+VM_TARGET_DEP := $(if $(filter tgtd,$(UTGT_VM_TARGET)),,all)
+vm-image:
+	@scripts/vm/build-image.sh
+
+vmtest: vm-image $(VM_TARGET_DEP)
+	@scripts/vm/vmtest.sh $(T)
+
+# The short subset meant for `make test`: login, mkfs, fio verify, one multipath failover.
+vmtest-quick: vm-image $(VM_TARGET_DEP)
+	@scripts/vm/vmtest.sh --quick iscsi_login multipath
