@@ -169,6 +169,23 @@ static int on_pdu(void *ctx, struct iscsit_rx *rx)
 	default:
 		break;
 	}
+	switch (op) {
+	case ISCSI_OP_NOP_OUT:
+	case ISCSI_OP_TEXT_REQ:
+	case ISCSI_OP_TMF_REQ:
+	case ISCSI_OP_LOGOUT_REQ:
+		break;
+	case ISCSI_OP_SNACK_REQ:
+		/* ErrorRecoveryLevel 0: nothing to retransmit from */
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_SNACK);
+		return RX_CB_OK;
+	case ISCSI_OP_LOGIN_REQ:
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_PROTOCOL);
+		return RX_CB_OK;
+	default:
+		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_CMD_UNSUPP);
+		return RX_CB_OK;
+	}
 	if (rx->discard) {
 		/* data segment over MaxRecvDataSegmentLength (RFC 7143 13.12) */
 		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_PROTOCOL);
@@ -185,18 +202,8 @@ static int on_pdu(void *ctx, struct iscsit_rx *rx)
 		return iscsit_text_pdu(c, rx);
 	case ISCSI_OP_TMF_REQ:
 		return iscsit_tmf_pdu(c, rx);
-	case ISCSI_OP_LOGOUT_REQ:
-		return iscsit_logout_pdu(c, rx);
-	case ISCSI_OP_SNACK_REQ:
-		/* ErrorRecoveryLevel 0: nothing to retransmit from */
-		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_SNACK);
-		return RX_CB_OK;
-	case ISCSI_OP_LOGIN_REQ:
-		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_PROTOCOL);
-		return RX_CB_OK;
 	default:
-		iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_CMD_UNSUPP);
-		return RX_CB_OK;
+		return iscsit_logout_pdu(c, rx);
 	}
 }
 

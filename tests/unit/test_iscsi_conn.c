@@ -1,0 +1,159 @@
+/* One connection's bad input never hurts more than that connection: unknown opcodes,
+ * oversized segments, SNACK, a Login in full feature phase, a header digest error, a
+ * truncated header — while another session keeps working. */
+#include "iscsi_harness.h"
+
+static struct ih_target T;
+
+static void teardown(void)
+{
+	ih_stop(&T);
+}
+
+static uint8_t reject_of(struct ih_conn *c, uint8_t *h, const void *data, uint32_t dlen)
+{
+	uint8_t rh[48], *d;
+	uint32_t dl;
+
+	cr_assert_eq(ih_send(c, h, data, dlen), 0);
+	cr_assert_eq(ih_recv(c, rh, &d, &dl), 0, "expected an answer");
+	cr_assert_eq(bhs_opcode(rh), ISCSI_OP_REJECT, "got %s", iscsi_opcode_name(bhs_opcode(rh)));
+	cr_assert_eq(dl, 48);
+	cr_assert_eq(memcmp(d, h, 4), 0, "the rejected header comes back");
+	free(d);
+	return rh[2];
+}
+
+Test(iscsi_conn, bad_pdus_get_rejects_and_the_session_lives, .fini = teardown)
+{
+	struct ih_conn c, other;
+	uint8_t h[48], *big = calloc(1, 2 << 20);
+	uint8_t buf[4096];
+
+	ih_start(&T, NULL, NULL);
+	cr_assert_eq(ih_login_normal(&other, T.port), 0);
+	ih_clear_ua(&other, 0);
+	cr_assert_eq(ih_login_normal(&c, T.port), 0);
+
+	memset(h, 0, 48);
+	h[0] = 0x1c; /* no such opcode */
+	h[1] = 0x80;
+	cr_assert_eq(reject_of(&c, h, "abc", 3), ISCSI_REJECT_CMD_UNSUPP);
+	cr_assert(ih_ping(&c));
+
+	memset(h, 0, 48);
+	h[0] = ISCSI_OP_SNACK_REQ;
+	h[1] = 0x80;
+	cr_assert_eq(reject_of(&c, h, NULL, 0), ISCSI_REJECT_SNACK);
+
+	memset(h, 0, 48);
+	h[0] = 0x43; /* Login in full feature phase */
+	h[1] = 0x87;
+	cr_assert_eq(reject_of(&c, h, NULL, 0), ISCSI_REJECT_PROTOCOL);
+
+	memset(h, 0, 48);
+	h[0] = ISCSI_OP_NOP_OUT; /* data segment over our MaxRecvDataSegmentLength (1 MiB) */
+	h[1] = 0x80;
+	iscsi_put32(h + 16, 0x55);
+	iscsi_put32(h + 20, ISCSI_RSVD_TAG);
+	iscsi_put32(h + 24, c.cmd_sn);
+	cr_assert_eq(reject_of(&c, h, big, (2 << 20) - 4), ISCSI_REJECT_PROTOCOL);
+	cr_assert(ih_ping(&c), "resynchronised after the oversized segment");
+
+	memset(h, 0, 48);
+	h[0] = ISCSI_OP_DATA_OUT; /* for a task that never existed */
+	h[1] = 0x80;
+	iscsi_put32(h + 16, 0xabcdef);
+	iscsi_put32(h + 20, 0x42);
+	cr_assert_eq(reject_of(&c, h, buf, 512), ISCSI_REJECT_INVALID_FIELD);
+	cr_assert(ih_ping(&c));
+
+	/* the other session saw none of it */
+	memset(buf, 0x5a, sizeof(buf));
+	cr_assert_eq(ih_rw10(&other, true, 10, 8, buf, NULL).status, 0);
+	memset(buf, 0, sizeof(buf));
+	cr_assert_eq(ih_rw10(&other, false, 10, 8, buf, NULL).status, 0);
+	cr_assert_eq(buf[4095], 0x5a);
+	ih_logout(&c);
+	ih_logout(&other);
+	free(big);
+}
+
+Test(iscsi_conn, fatal_errors_close_only_that_connection, .fini = teardown)
+{
+	struct ih_conn c, other;
+	uint8_t h[48] = {0}, junk[4] = {1, 2, 3, 4};
+
+	ih_start(&T, NULL, NULL);
+	cr_assert_eq(ih_login_normal(&other, T.port), 0);
+
+	/* truncated header, then close */
+	ih_init(&c, T.port);
+	cr_assert_eq(ih_write_all(c.fd, h, 20), 0);
+	ih_close(&c);
+
+	/* header digest error */
+	{
+		struct ih_login_opts o = {.tname = IH_TARGET,
+					  .op_keys = "HeaderDigest=CRC32C|DefaultTime2Retain=0"};
+
+		ih_init(&c, T.port);
+		cr_assert_eq(ih_login(&c, &o), 0);
+		cr_assert(c.hd);
+		h[0] = ISCSI_OP_NOP_OUT;
+		h[1] = 0x80;
+		cr_assert_eq(ih_write_all(c.fd, h, 48), 0);
+		cr_assert_eq(ih_write_all(c.fd, junk, 4), 0);
+		cr_assert(ih_closed(&c));
+		ih_close(&c);
+	}
+
+	/* Data-Out larger than MaxRecvDataSegmentLength for a real task */
+	{
+		uint8_t *big = calloc(1, (1 << 20) + 512);
+		uint8_t rh[48];
+
+		cr_assert_eq(ih_login_normal(&c, T.port), 0);
+		memset(h, 0, 48);
+		h[0] = ISCSI_OP_SCSI_CMD;
+		h[1] = 0x80 | 0x20 | 1;
+		iscsi_put32(h + 16, 7);
+		iscsi_put32(h + 20, 4 << 20);
+		iscsi_put32(h + 24, c.cmd_sn++);
+		h[32] = 0x2a;
+		h[39] = 0x20; /* 8192 blocks */
+		cr_assert_eq(ih_send(&c, h, NULL, 0), 0);
+		cr_assert_eq(ih_recv(&c, rh, NULL, NULL), 0);
+		cr_assert_eq(bhs_opcode(rh), ISCSI_OP_R2T);
+		memset(h, 0, 48);
+		h[0] = ISCSI_OP_DATA_OUT;
+		h[1] = 0x80;
+		iscsi_put32(h + 16, 7);
+		iscsi_put32(h + 20, bhs_w20(rh));
+		ih_send(&c, h, big, (1 << 20) + 512);
+		cr_assert(ih_closed(&c));
+		ih_close(&c);
+		free(big);
+	}
+	cr_assert(ih_ping(&other), "the other session is untouched");
+	ih_logout(&other);
+}
+
+Test(iscsi_conn, many_sessions_spread_over_workers, .fini = teardown)
+{
+	struct ih_conn c[12];
+	unsigned per_worker[64] = {0};
+
+	ih_start(&T, "worker_threads 3", NULL);
+	cr_assert_eq(iscsit_global->nworkers, 3);
+	for (int i = 0; i < 12; i++)
+		cr_assert_eq(ih_login_normal(&c[i], T.port), 0);
+	for (unsigned w = 0; w < iscsit_global->nworkers; w++)
+		per_worker[w] = atomic_load(&iscsit_global->workers[w].nconns);
+	for (unsigned w = 0; w < iscsit_global->nworkers; w++)
+		cr_assert_eq(per_worker[w], 4, "worker %u serves %u", w, per_worker[w]);
+	for (int i = 0; i < 12; i++)
+		cr_assert(ih_ping(&c[i]));
+	for (int i = 0; i < 12; i++)
+		ih_logout(&c[i]);
+}

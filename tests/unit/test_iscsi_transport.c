@@ -1,0 +1,136 @@
+/* The transport as utgtd drives it: attribute validation with FILE:LINE errors, start with
+ * defaults and options, and a stop that asks logged-in initiators to log out (Async
+ * Message) and drains before returning. */
+#include "iscsi_harness.h"
+
+#include <pthread.h>
+
+static int nerr, nwarn;
+static char last_msg[512];
+
+static void count_emit(struct diag *d, bool error, int line, const char *msg)
+{
+	(void)d;
+	(void)line;
+	if (error)
+		nerr++;
+	else
+		nwarn++;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg);
+}
+
+/* The loader runs the transport's validate() while it parses (errors make it return NULL). */
+static void validate_text(const char *text)
+{
+	struct diag d = {.file = "v", .emit = count_emit};
+	struct tgt_config *cfg;
+
+	nerr = nwarn = 0;
+	cfg = tgt_config_parse(text, strlen(text), "v.conf", &d);
+	cr_assert_eq(cfg == NULL, nerr > 0);
+	if (cfg)
+		tgt_config_free(cfg);
+}
+
+Test(iscsi_transport, attribute_lists)
+{
+	bool listen = false, qc = false;
+
+	cr_assert_str_eq(iscsi_transport.driver, "iscsi");
+	for (const char *const *a = iscsi_transport.driver_attrs; *a; a++)
+		listen |= !strcmp(*a, "listen");
+	for (const char *const *a = iscsi_transport.target_attrs; *a; a++)
+		qc |= !strcmp(*a, "QueuedCommands");
+	cr_assert(listen && qc);
+}
+
+Test(iscsi_transport, validate_reports_bad_values)
+{
+	validate_text("TARGET_DRIVER iscsi {\n listen 127.0.0.1:3260\n"
+		      " TARGET iqn.2026-12.org.utgt:v {\n  MaxBurstLength 65536\n }\n}\n");
+	cr_assert_eq(nerr, 0, "%s", last_msg);
+
+	validate_text("TARGET_DRIVER iscsi {\n listen nowhere:99999\n}\n");
+	cr_assert_eq(nerr, 1);
+	cr_assert(strstr(last_msg, "listen"));
+
+	validate_text("TARGET_DRIVER iscsi {\n TARGET iqn.2026-12.org.utgt:v {\n"
+		      "  InitialR2T perhaps\n  MaxBurstLength 12\n  IncomingUser lonely\n"
+		      "  QueuedCommands 0\n  tpgt 70000\n }\n}\n");
+	cr_assert_eq(nerr, 5, "%s", last_msg);
+
+	validate_text("TARGET_DRIVER iscsi {\n IncomingUser joe short\n}\n");
+	cr_assert_eq(nerr, 0);
+	cr_assert_eq(nwarn, 1, "short CHAP secrets are warned about");
+
+	validate_text("TARGET_DRIVER iscsi {\n nodelay maybe\n worker_threads 999\n}\n");
+	cr_assert_eq(nerr, 2, "%s", last_msg);
+}
+
+Test(iscsi_transport, start_twice_fails)
+{
+	struct ih_target t;
+	char err[256];
+
+	ih_start(&t, NULL, NULL);
+	cr_assert_neq(iscsi_transport.start(t.cfg, tgt_config_driver(t.cfg, "iscsi"), err,
+					    sizeof(err)),
+		      0);
+	cr_assert(strstr(err, "already"));
+	ih_stop(&t);
+	cr_assert_null(iscsit_global);
+}
+
+Test(iscsi_transport, listen_failure_is_reported)
+{
+	struct diag d = {.file = "u", .emit = count_emit};
+	const char *text = "TARGET_DRIVER iscsi {\n listen 192.0.2.1:3260\n}\n";
+	struct tgt_config *cfg = tgt_config_parse(text, strlen(text), "u", &d);
+	char err[256] = "";
+
+	cr_assert_neq(iscsi_transport.start(cfg, tgt_config_driver(cfg, "iscsi"), err, sizeof(err)),
+		      0);
+	cr_assert(strstr(err, "192.0.2.1"), "%s", err);
+	cr_assert_null(iscsit_global);
+	tgt_config_free(cfg);
+}
+
+static void *stopper(void *arg)
+{
+	(void)arg;
+	iscsi_transport.stop();
+	return NULL;
+}
+
+Test(iscsi_transport, stop_asks_for_logout_and_drains, .timeout = 30)
+{
+	struct ih_target t;
+	struct ih_conn c;
+	uint8_t rh[48];
+	pthread_t th;
+
+	ih_start(&t, "logout_wait 5", NULL);
+	cr_assert_eq(ih_login_normal(&c, t.port), 0);
+	pthread_create(&th, NULL, stopper, NULL);
+	cr_assert_eq(ih_recv(&c, rh, NULL, NULL), 0);
+	cr_assert_eq(bhs_opcode(rh), ISCSI_OP_ASYNC);
+	cr_assert_eq(rh[36], ISCSI_ASYNC_LOGOUT_REQ);
+	cr_assert_eq(iscsi_get16(rh + 42), 5, "Parameter3: seconds to log out in");
+	ih_logout(&c);
+	pthread_join(th, NULL);
+	cr_assert_null(iscsit_global);
+	tgt_config_free(t.cfg);
+}
+
+Test(iscsi_transport, stop_closes_who_does_not_log_out, .timeout = 30)
+{
+	struct ih_target t;
+	struct ih_conn c;
+
+	ih_start(&t, "logout_wait 1", NULL);
+	cr_assert_eq(ih_login_normal(&c, t.port), 0);
+	iscsi_transport.stop();
+	cr_assert(ih_closed(&c));
+	ih_close(&c);
+	tgt_config_free(t.cfg);
+}
