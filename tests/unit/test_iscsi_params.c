@@ -49,8 +49,17 @@ struct negfix {
 	unsigned nkv, sec[64], nsec;
 };
 
+static void fix_free(struct negfix *f)
+{
+	iscsit_text_free(&f->out);
+}
+
+/* Fixtures are declared with NEGFIX so their text buffer is freed when the test ends. */
+#define NEGFIX(name) struct negfix name __attribute__((cleanup(fix_free))) = {0}
+
 static void fix_init(struct negfix *f)
 {
+	iscsit_text_free(&f->out);
 	memset(f, 0, sizeof(*f));
 	iscsit_tgt_params_default(&f->tp);
 	iscsit_sess_params_rfc_default(&f->res);
@@ -151,7 +160,7 @@ Test(iscsi_params, key_table)
 
 Test(iscsi_params, boolean_or_and)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	/* InitialR2T is OR: ours No, theirs Yes -> Yes; ImmediateData AND: ours Yes, theirs No -> No */
@@ -179,7 +188,7 @@ Test(iscsi_params, boolean_or_and)
 
 Test(iscsi_params, numeric_min_max)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "MaxBurstLength=16776192|FirstBurstLength=262144|MaxOutstandingR2T=1|"
@@ -202,7 +211,7 @@ Test(iscsi_params, numeric_min_max)
 
 Test(iscsi_params, reject_bad_values)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "InitialR2T=yes|MaxBurstLength=100|FirstBurstLength=abc|"
@@ -220,7 +229,7 @@ Test(iscsi_params, reject_bad_values)
 
 Test(iscsi_params, not_understood_and_private_keys)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "X-com.example.Foo=1|X#NodeArchitecture=Linux|Frobnicate=9", 1), 0);
@@ -231,7 +240,7 @@ Test(iscsi_params, not_understood_and_private_keys)
 
 Test(iscsi_params, duplicate_key_is_an_initiator_error)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "MaxBurstLength=65536|MaxBurstLength=65536", 1),
@@ -244,7 +253,7 @@ Test(iscsi_params, duplicate_key_is_an_initiator_error)
 
 Test(iscsi_params, digest_lists)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "HeaderDigest=CRC32C,None|DataDigest=None,CRC32C", 1), 0);
@@ -263,7 +272,7 @@ Test(iscsi_params, digest_lists)
 
 Test(iscsi_params, auth_method)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	f.n.auth_chap_allowed = true;
@@ -288,7 +297,7 @@ Test(iscsi_params, auth_method)
 
 Test(iscsi_params, security_keys_handed_to_caller)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "CHAP_A=5|CHAP_N=joe|InitiatorName=iqn.x", 0), 0);
@@ -300,7 +309,7 @@ Test(iscsi_params, security_keys_handed_to_caller)
 
 Test(iscsi_params, declarations)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "InitiatorName=iqn.2000-01.x:y|InitiatorAlias=host1|"
@@ -334,7 +343,7 @@ Test(iscsi_params, declarations)
 
 Test(iscsi_params, session_type)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "MaxBurstLength=4096|SessionType=Discovery|InitialR2T=No|"
@@ -356,7 +365,7 @@ Test(iscsi_params, session_type)
 
 Test(iscsi_params, leading_only_keys_on_other_connections)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	iscsit_neg_init(&f.n, &f.tp, &f.res, false);
@@ -367,7 +376,7 @@ Test(iscsi_params, leading_only_keys_on_other_connections)
 
 Test(iscsi_params, markers_and_iser_keys)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	cr_assert_eq(run(&f, "OFMarker=Yes|IFMarker=No|OFMarkInt=2048~8192|RDMAExtensions=Yes|"
@@ -385,7 +394,7 @@ Test(iscsi_params, markers_and_iser_keys)
 
 Test(iscsi_params, target_offers_what_defaults_would_break)
 {
-	struct negfix f;
+	NEGFIX(f);
 	bool offered;
 
 	fix_init(&f);
@@ -424,7 +433,7 @@ Test(iscsi_params, target_offers_what_defaults_would_break)
 
 Test(iscsi_params, finish_clamps_first_burst)
 {
-	struct negfix f;
+	NEGFIX(f);
 
 	fix_init(&f);
 	f.tp.max_burst = 8192;

@@ -128,7 +128,8 @@ static size_t sendtargets_wire(struct ih_conn *c, const char *what, char *out, s
 		cr_assert_eq(bhs_opcode(rh), ISCSI_OP_TEXT_RSP);
 		cr_assert(dl <= c->their_mrdsl);
 		cr_assert(got + dl <= max);
-		memcpy(out + got, d, dl);
+		if (dl)
+			memcpy(out + got, d, dl);
 		got += dl;
 		free(d);
 		(*pdus)++;
