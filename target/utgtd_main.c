@@ -31,6 +31,7 @@
 #define UTGTD_VERSION	"0.1.0"
 #define DEFAULT_CONFIG	"/etc/utgt/scst.conf"
 #define DEFAULT_WORKERS 4
+#define DEFAULT_STATE_DIR "/var/lib/utgt"
 
 enum check_mode { CHECK_NONE, CHECK_BASIC, CHECK_FULL };
 
@@ -40,6 +41,7 @@ struct opts {
 	bool foreground;
 	const char *pid_file;
 	unsigned workers;
+	const char *state_dir;
 };
 
 static void usage(FILE *out)
@@ -53,6 +55,8 @@ static void usage(FILE *out)
 	    "  -f, --foreground      stay in the foreground and log to stderr\n"
 	    "  -p, --pid-file FILE   write the daemon's pid to FILE\n"
 	    "  -w, --workers N       SCSI core worker threads (default %d)\n"
+	    "  -s, --state-dir DIR   persistent state (APTPL reservations in DIR/pr)\n"
+	    "                        (default " DEFAULT_STATE_DIR ")\n"
 	    "  -V, --version         print the version\n"
 	    "  -h, --help            this help\n"
 	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
@@ -65,14 +69,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"config", required_argument, NULL, 'c'},  {"check", optional_argument, NULL, 'C'},
 	    {"foreground", no_argument, NULL, 'f'},    {"pid-file", required_argument, NULL, 'p'},
 	    {"workers", required_argument, NULL, 'w'}, {"version", no_argument, NULL, 'V'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},	       {"state-dir", required_argument, NULL, 's'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	uint64_t v;
 
-	*o = (struct opts){.config = DEFAULT_CONFIG, .workers = DEFAULT_WORKERS};
-	while ((c = getopt_long(argc, argv, "c:fp:w:Vh", longopts, NULL)) != -1) {
+	*o = (struct opts){
+	    .config = DEFAULT_CONFIG, .workers = DEFAULT_WORKERS, .state_dir = DEFAULT_STATE_DIR};
+	while ((c = getopt_long(argc, argv, "c:fp:w:s:Vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 's':
+			o->state_dir = optarg;
+			break;
 		case 'c':
 			o->config = optarg;
 			break;
@@ -339,6 +348,26 @@ static void main_loop(int sfd)
 	}
 }
 
+/* APTPL state lives in <state-dir>/pr/<device>.pr.  Without a usable directory the LUs still
+ * serve, but refuse APTPL=1 rather than promise persistence they cannot keep. */
+static void set_pr_dir(struct tgt_config *cfg, const char *state_dir)
+{
+	char dir[sizeof(((struct scsi_dev_params *)0)->pr_file_dir)];
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/pr", state_dir) >= sizeof(dir)) {
+		tgt_log(LOG_WARNING, "state dir %s: path too long; APTPL disabled", state_dir);
+		return;
+	}
+	if ((mkdir(state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		tgt_log(LOG_WARNING, "%s: %s; APTPL disabled", dir, strerror(errno));
+		return;
+	}
+	for (unsigned i = 0; i < cfg->ndevices; i++)
+		if (cfg->devices[i].dev)
+			snprintf(cfg->devices[i].dev->p.pr_file_dir,
+				 sizeof(cfg->devices[i].dev->p.pr_file_dir), "%s", dir);
+}
+
 static int run_daemon(const struct opts *o)
 {
 	struct diag d = {.file = o->config};
@@ -359,6 +388,7 @@ static int run_daemon(const struct opts *o)
 	/* before opening anything: a second daemon on the same pid file stops here */
 	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
 		goto out;
+	set_pr_dir(cfg, o->state_dir);
 	if (tgt_config_open_devices(cfg, &d) != 0) {
 		summary(o, &d, NULL);
 		goto out;
