@@ -274,6 +274,9 @@ static void start_measuring(struct jrun *jr, uint64_t now)
 {
 	jr->measuring = true;
 	jr->t_measure = now;
+	/* runtime counts from the end of the ramp as it really happened */
+	if (jr->j->runtime_ns)
+		jr->t_end = now + jr->j->runtime_ns;
 	jr->next_tick = now + SEC;
 	jr->started = jr->finished = 0;
 	memset(&jr->tick_lat, 0, sizeof(jr->tick_lat));
@@ -549,8 +552,6 @@ out:
 	res->ctx = (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nivcsw);
 	res->majf = (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
 	res->minf = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
-	if (x->live)
-		__atomic_store_n(&x->live->state, 2, __ATOMIC_RELAXED);
 	free(jr);
 	return res->error ? -1 : 0;
 }

@@ -21,7 +21,8 @@ static void lat_obj(struct ub_json *j, const char *name, const struct ub_lat *l,
 		for (size_t i = 0; i < ub_default_npercentiles; i++) {
 			char k[32];
 			snprintf(k, sizeof(k), "%.6f", ub_default_percentiles[i]);
-			ub_json_u64(j, k, ub_hist_percentile(h, ub_default_percentiles[i]));
+			uint64_t v = ub_hist_percentile(h, ub_default_percentiles[i]);
+			ub_json_u64(j, k, v > l->max ? l->max : v < l->min ? l->min : v);
 		}
 		ub_json_end_obj(j);
 	}

@@ -65,7 +65,9 @@ static void show_lat(FILE *f, const char *what, const struct ub_lat *l)
 		sd / unit_div[u]);
 }
 
-static void show_percentiles(FILE *f, const struct ub_hist *h)
+/* Percentiles come from bucket midpoints; clamp them to the observed range so that the top
+ * percentile never reads higher than max (nor the bottom lower than min). */
+static void show_percentiles(FILE *f, const struct ub_hist *h, const struct ub_lat *l)
 {
 	uint64_t v[32];
 	size_t n = ub_default_npercentiles;
@@ -76,6 +78,10 @@ static void show_percentiles(FILE *f, const struct ub_hist *h)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = ub_hist_percentile(h, ub_default_percentiles[i]);
+		if (l->n && v[i] > l->max)
+			v[i] = l->max;
+		if (l->n && v[i] < l->min)
+			v[i] = l->min;
 		if (v[i] > maxv)
 			maxv = v[i];
 	}
@@ -153,7 +159,7 @@ static void show_ddir(FILE *f, const struct ub_job_res *r, int d, uint64_t group
 	show_lat(f, "slat", &dr->slat);
 	show_lat(f, "clat", &dr->clat);
 	show_lat(f, " lat", &dr->lat);
-	show_percentiles(f, dr->clat_hist);
+	show_percentiles(f, dr->clat_hist, &dr->clat);
 	ub_sample_stats(dr->sec_bytes, dr->nsec, 1024, &bs);
 	ub_sample_stats(dr->sec_ios, dr->nsec, 1, &is);
 	if (bs.n) {

@@ -38,6 +38,8 @@ static void *thr_main(void *a)
 	struct thr *t = a;
 
 	t->rc = ub_job_exec(&t->x, &t->res);
+	/* Whatever way the job ended (including failing to start), the waiter must see it. */
+	__atomic_store_n(&t->live.state, 2, __ATOMIC_RELEASE);
 	return NULL;
 }
 

@@ -1,0 +1,152 @@
+/* utgt-bench iSCSI engine: option limits of libiscsi, and the errors a user sees for an
+ * unreachable portal, a silent one, and a rejected login (a scripted loopback peer). */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "initiator/engine.h"
+
+static struct ub_eng_opts opts(void)
+{
+	return (struct ub_eng_opts){.header_digest = -1,
+				    .data_digest = -1,
+				    .nodelay = -1,
+				    .initial_r2t = -1,
+				    .immediate_data = -1,
+				    .connect_timeout_ms = 400};
+}
+
+Test(bench_engine_iscsi, what_libiscsi_cannot_negotiate_is_refused_up_front)
+{
+	struct ub_eng_opts o = opts();
+	char err[256];
+
+	o.data_digest = 1;
+	cr_assert_null(ub_engine_iscsi.create("iscsi://127.0.0.1/iqn.a/0", &o, err, sizeof(err)));
+	cr_assert(strstr(err, "DataDigest"), "%s", err);
+	o = opts();
+	o.max_recv_dsl = 65536;
+	cr_assert_null(ub_engine_iscsi.create("iscsi://127.0.0.1/iqn.a/0", &o, err, sizeof(err)));
+	cr_assert(strstr(err, "MaxRecvDataSegmentLength"), "%s", err);
+	o = opts();
+	cr_assert_null(ub_engine_iscsi.create("iscsi://127.0.0.1/iqn.a", &o, err, sizeof(err)));
+	cr_assert(strstr(err, "LUN") || strstr(err, "lun"), "%s", err);
+}
+
+/* A listening socket on a free loopback port; keep_listening=false closes it so the port
+ * refuses connections. */
+static int listener(int *port, bool keep_listening)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(fd, 4), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	if (!keep_listening) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct ub_epath *connect_to(int port, enum ub_path_state *final)
+{
+	struct ub_eng_opts o = opts();
+	char url[128], err[256];
+	struct ub_epath *p;
+	bool never = false;
+
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%d/iqn.2026-12.org.utgt:t/0", port);
+	p = ub_engine_iscsi.create(url, &o, err, sizeof(err));
+	cr_assert_not_null(p, "%s", err);
+	if (ub_engine_iscsi.connect(p) == 0)
+		ub_epath_wait(&ub_engine_iscsi, p, &never, ub_now_ns() + 3000000000ull);
+	*final = ub_engine_iscsi.state(p);
+	return p;
+}
+
+Test(bench_engine_iscsi, unreachable_portal)
+{
+	int port;
+	enum ub_path_state st;
+	struct ub_epath *p;
+
+	listener(&port, false);
+	p = connect_to(port, &st);
+	cr_assert_eq(st, UB_PS_DOWN);
+	cr_assert(strstr(ub_engine_iscsi.last_error(p), "cannot connect to 127.0.0.1:") &&
+			  strstr(ub_engine_iscsi.last_error(p), "refused"),
+		  "%s", ub_engine_iscsi.last_error(p));
+	ub_engine_iscsi.destroy(p);
+}
+
+Test(bench_engine_iscsi, silent_portal_times_out)
+{
+	int port, fd = listener(&port, true);
+	enum ub_path_state st;
+	struct ub_epath *p = connect_to(port, &st);
+
+	cr_assert_eq(st, UB_PS_DOWN);
+	cr_assert(strstr(ub_engine_iscsi.last_error(p), "timed out"), "%s",
+		  ub_engine_iscsi.last_error(p));
+	ub_engine_iscsi.destroy(p);
+	close(fd);
+}
+
+/* Answers the first login request with status class 2, detail 1. */
+static void *reject_login(void *arg)
+{
+	int lfd = *(int *)arg, c = accept(lfd, NULL, NULL);
+	uint8_t req[48], rsp[48] = {0}, skip[8192];
+	size_t dlen;
+
+	if (c < 0)
+		return NULL;
+	if (recv(c, req, 48, MSG_WAITALL) != 48)
+		goto out;
+	dlen = (size_t)req[5] << 16 | (size_t)req[6] << 8 | req[7];
+	dlen = (dlen + 3) & ~(size_t)3;
+	if (dlen > sizeof(skip) || recv(c, skip, dlen, MSG_WAITALL) != (ssize_t)dlen)
+		goto out;
+	rsp[0] = 0x23;		     /* Login Response */
+	rsp[2] = req[2], rsp[3] = 0; /* version-max/active */
+	memcpy(rsp + 8, req + 8, 8); /* ISID, TSIH */
+	memcpy(rsp + 16, req + 16, 4); /* ITT */
+	rsp[31] = 1, rsp[35] = 1;    /* ExpCmdSN, MaxCmdSN */
+	rsp[36] = 0x02, rsp[37] = 0x01;
+	if (send(c, rsp, 48, 0) != 48)
+		goto out;
+	/* wait for the initiator to hang up */
+	while (recv(c, skip, sizeof(skip), 0) > 0)
+		;
+out:
+	close(c);
+	return NULL;
+}
+
+Test(bench_engine_iscsi, rejected_login_names_the_status)
+{
+	int port, fd = listener(&port, true);
+	pthread_t t;
+	enum ub_path_state st;
+	struct ub_epath *p;
+
+	cr_assert_eq(pthread_create(&t, NULL, reject_login, &fd), 0);
+	p = connect_to(port, &st);
+	cr_assert_eq(st, UB_PS_DOWN);
+	cr_assert(strstr(ub_engine_iscsi.last_error(p),
+			 "rejected: status class 0x02 (initiator error), detail 0x01: "
+			 "Authentication failure"),
+		  "%s", ub_engine_iscsi.last_error(p));
+	ub_engine_iscsi.destroy(p);
+	pthread_join(t, NULL);
+	close(fd);
+}

@@ -1,0 +1,212 @@
+/* utgt-bench job files and job options (job_parse.c, job_opts.c). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "initiator/job.h"
+#include "initiator/presets.h"
+#include "scsi/attr.h"
+
+struct captured {
+	int line;
+	bool error;
+	char msg[512];
+	char file[128];
+	int nwarn;
+};
+
+static void capture(struct diag *d, bool error, int line, const char *msg)
+{
+	struct captured *c = d->priv;
+
+	if (!error) {
+		c->nwarn++;
+		return;
+	}
+	if (c->msg[0])
+		return;
+	c->line = line;
+	c->error = error;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg);
+	snprintf(c->file, sizeof(c->file), "%s", d->file ? d->file : "");
+}
+
+static bool parse(const char *text, struct ub_joblist *l, struct captured *c)
+{
+	struct diag d = {.emit = capture, .priv = c};
+	struct ub_job g;
+
+	memset(c, 0, sizeof(*c));
+	ub_job_defaults(&g);
+	return ub_jobfile_parse(text, "t.fio", &g, l, &d);
+}
+
+Test(bench_job, the_seed_template_as_it_is)
+{
+	struct ub_joblist l = {0};
+	struct captured c;
+
+	cr_assert(parse(ub_seed_rbd_template, &l, &c), "%s", c.msg);
+	cr_assert_eq(l.n, 4);
+	cr_assert_str_eq(l.jobs[0].name, "seq-read");
+	cr_assert_str_eq(l.jobs[3].name, "rand-write");
+	for (unsigned i = 0; i < 4; i++) {
+		cr_assert_str_eq(l.jobs[i].ioengine, "libaio");
+		cr_assert_str_eq(l.jobs[i].filename, "/dev/rbd2");
+		cr_assert_eq(l.jobs[i].iodepth, 100);
+		cr_assert_eq(l.jobs[i].size, 1ull << 30);
+		cr_assert_eq(l.jobs[i].runtime_ns, 60000000000ull);
+		cr_assert(l.jobs[i].direct);
+		cr_assert(l.jobs[i].stonewall);
+	}
+	cr_assert_eq(l.jobs[0].rw, UB_RW_READ);
+	cr_assert_eq(l.jobs[0].bs, 4u << 20);
+	cr_assert_eq(l.jobs[1].rw, UB_RW_RANDREAD);
+	cr_assert_eq(l.jobs[1].bs, 4096);
+	cr_assert_eq(l.jobs[2].rw, UB_RW_WRITE);
+	cr_assert_eq(l.jobs[3].rw, UB_RW_RANDWRITE);
+	cr_assert_eq(l.jobs[3].bs, 4096, "bs=4K");
+	cr_assert_eq(l.jobs[1].line, 14, "the section's line is kept for messages");
+	ub_joblist_free(&l);
+}
+
+Test(bench_job, global_applies_only_to_jobs_after_it)
+{
+	struct ub_joblist l = {0};
+	struct captured c;
+
+	cr_assert(parse("; comment\n# another\n[global]\nbs=8k\n[a]\n[global]\nbs=16k\n[b]\n"
+			"iodepth = 4 \n",
+			&l, &c),
+		  "%s", c.msg);
+	cr_assert_eq(l.n, 2);
+	cr_assert_eq(l.jobs[0].bs, 8192);
+	cr_assert_eq(l.jobs[1].bs, 16384);
+	cr_assert_eq(l.jobs[1].iodepth, 4, "spaces around '=' are fine");
+	ub_joblist_free(&l);
+}
+
+static void bad(const char *text, int line, const char *needle)
+{
+	struct ub_joblist l = {0};
+	struct captured c;
+
+	cr_assert_not(parse(text, &l, &c), "accepted: %s", text);
+	cr_assert_eq(c.line, line, "'%s': line %d, want %d (%s)", text, c.line, line, c.msg);
+	cr_assert_str_eq(c.file, "t.fio");
+	cr_assert(strstr(c.msg, needle), "'%s' not in '%s'", needle, c.msg);
+	ub_joblist_free(&l);
+}
+
+Test(bench_job, bad_lines_name_file_and_line)
+{
+	bad("[a]\nbs=4x\n", 2, "invalid size '4x'");
+	bad("[a]\nrw=sideways\n", 2, "sideways");
+	bad("[a]\n\n\nfrobnicate=1\n", 4, "unknown option 'frobnicate'");
+	bad("bs=4k\n[a]\n", 1, "outside of any [section]");
+	bad("[a\nbs=4k\n", 1, "unterminated section");
+	bad("[]\n", 1, "empty section");
+	bad("[a] x\n", 1, "text after section header");
+	bad("[a]\n=4k\n", 2, "missing option name");
+	bad("[a]\nbs 4k\n", 2, "malformed line");
+	bad("[a]\niodepth=0\n", 2, "out of range");
+	bad("[a]\nrwmixread=101\n", 2, "out of range");
+	bad("[a]\nverify=md5\n", 2, "crc32c only");
+	bad("[a]\nruntime=5x\n", 2, "invalid time");
+	bad("[a]\nsize=0%\n", 2, "percentage");
+	bad("[a]\nbs\n", 2, "needs a value");
+}
+
+Test(bench_job, flags_and_special_values)
+{
+	struct ub_joblist l = {0};
+	struct captured c;
+
+	cr_assert(parse("[a]\nstonewall\ntime_based\ngroup_reporting=1\nrwmixwrite=30\nsize=50%\n"
+			"verify=crc32c\ndirect=0\nthread\nreadwrite=randrw\nrandseed=7\n",
+			&l, &c),
+		  "%s", c.msg);
+	cr_assert(l.jobs[0].stonewall && l.jobs[0].time_based && l.jobs[0].group_reporting);
+	cr_assert_eq(l.jobs[0].rwmixread, 70);
+	cr_assert_eq(l.jobs[0].size_pct, 50);
+	cr_assert_eq(l.jobs[0].verify, UB_VERIFY_CRC32C);
+	cr_assert_not(l.jobs[0].direct);
+	cr_assert_eq(l.jobs[0].rw, UB_RW_RANDRW);
+	cr_assert(l.jobs[0].randseed_set && l.jobs[0].randseed == 7);
+	cr_assert_eq(c.nwarn, 1, "'thread' is accepted with a warning");
+	ub_joblist_free(&l);
+}
+
+Test(bench_job, dash_and_underscore_are_the_same)
+{
+	struct ub_job j;
+	char err[128];
+
+	ub_job_defaults(&j);
+	cr_assert_eq(ub_job_set(&j, "ramp-time", "2s", err, sizeof(err)), UB_OPT_OK, "%s", err);
+	cr_assert_eq(j.ramp_ns, 2000000000ull);
+	cr_assert_eq(ub_job_set(&j, "time-based", NULL, err, sizeof(err)), UB_OPT_OK);
+	cr_assert(j.time_based);
+	cr_assert(ub_job_is_option("write-bw-log"));
+	cr_assert_not(ub_job_is_option("paths"));
+}
+
+Test(bench_job, validation)
+{
+	struct ub_job j;
+	char err[256];
+
+	ub_job_defaults(&j);
+	snprintf(j.name, sizeof(j.name), "x");
+	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
+	cr_assert(strstr(err, "no filename"), "%s", err);
+	snprintf(j.filename, sizeof(j.filename), "/dev/null");
+	cr_assert(ub_job_validate(&j, err, sizeof(err)), "%s", err);
+	j.time_based = true;
+	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
+	cr_assert(strstr(err, "runtime"), "%s", err);
+	j.time_based = false;
+	j.size = 512;
+	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
+}
+
+Test(bench_job, load_reports_missing_file_and_binary)
+{
+	struct ub_joblist l = {0};
+	struct captured c = {0};
+	struct diag d = {.emit = capture, .priv = &c};
+	struct ub_job g;
+	char path[] = "/tmp/ub-job-XXXXXX";
+	int fd = mkstemp(path);
+
+	ub_job_defaults(&g);
+	cr_assert_not(ub_jobfile_load("/nonexistent/x.fio", &g, &l, &d));
+	cr_assert(strstr(c.msg, "cannot open"), "%s", c.msg);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "[a]\nbs=4k\0\n", 11), 11);
+	close(fd);
+	memset(&c, 0, sizeof(c));
+	cr_assert_not(ub_jobfile_load(path, &g, &l, &d));
+	cr_assert(strstr(c.msg, "binary"), "%s", c.msg);
+	unlink(path);
+	ub_joblist_free(&l);
+}
+
+Test(bench_job, rw_helpers)
+{
+	struct ub_job j;
+
+	ub_job_defaults(&j);
+	j.rw = UB_RW_RANDRW;
+	j.rwmixread = 100;
+	cr_assert(ub_rw_reads(&j));
+	cr_assert_not(ub_rw_writes(&j));
+	j.rwmixread = 0;
+	cr_assert_not(ub_rw_reads(&j));
+	cr_assert(ub_rw_writes(&j));
+	cr_assert(ub_rw_is_random(UB_RW_RANDREAD));
+	cr_assert_not(ub_rw_is_random(UB_RW_RW));
+	cr_assert_str_eq(ub_rw_name(UB_RW_RANDWRITE), "randwrite");
+}
