@@ -240,3 +240,30 @@ BOTH_STORES(vpd, configured_naa)
 	cr_assert_eq(d[3], 16);
 	cr_assert_eq(d[4] >> 4, 6);
 }
+
+/* VPD B1 byte 7: WABEREQ and WACEREQ 01b promise that a read of a block sanitized by BLOCK
+ * ERASE / CRYPTOGRAPHIC ERASE and not written since completes with GOOD (libiscsi's Sanitize
+ * BlockErase/CryptoErase check them); hold the LU to that promise. */
+BOTH_STORES(vpd, characteristics_read_after_erase)
+{
+	uint8_t b[64], data[512];
+	struct th_result r = vpd(0xb1, 64, b, 64);
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(b[7] >> 6, 1, "WABEREQ %u", b[7] >> 6);
+	cr_assert_eq((b[7] >> 4) & 3, 1, "WACEREQ %u", (b[7] >> 4) & 3);
+	cr_assert_eq(b[7] & 0x0f, 0, "WCEREQ/FUAB/VBULS not claimed");
+	for (uint8_t sa = 2; sa <= 3; sa++) {
+		uint8_t san[10] = {0x48, sa, 0, 0, 0, 0, 0, 0, 0, 0};
+		uint8_t rd[10] = {0x28, 0, 0, 0, 0, 7, 0, 0, 1, 0};
+
+		th_clear_ua(&fx_nx, 0);
+		r = th_exec(&fx_nx, 0, san, 10, SCSI_DIR_NONE, NULL, 0);
+		cr_assert_eq(r.status, SAM_STAT_GOOD, "SANITIZE sa %u", sa);
+		memset(data, 0xa5, sizeof(data));
+		r = th_exec(&fx_nx, 0, rd, 10, SCSI_DIR_READ, data, sizeof(data));
+		cr_assert_eq(r.status, SAM_STAT_GOOD, "READ after erase sa %u", sa);
+		for (unsigned i = 0; i < sizeof(data); i++)
+			cr_assert_eq(data[i], 0, "byte %u after erase", i);
+	}
+}
