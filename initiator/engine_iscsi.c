@@ -65,6 +65,25 @@ static bool login_failure(struct iscsi_path *p, const char *lib)
 	return true;
 }
 
+/* libiscsi stacks its layers' prefixes ("Failed to connect to iSCSI socket. iscsi_service:
+ * socket error Connection refused(111)."); keep the part that says what happened. */
+static const char *lib_reason(const char *lib)
+{
+	static const char *const prefixes[] = {"Failed to connect to iSCSI socket. ",
+					       "iscsi_service: ", "socket error "};
+	bool again = true;
+
+	while (again) {
+		again = false;
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+			if (!strncmp(lib, prefixes[i], strlen(prefixes[i]))) {
+				lib += strlen(prefixes[i]);
+				again = true;
+			}
+	}
+	return lib;
+}
+
 static void fail(struct iscsi_path *p, const char *why)
 {
 	if (p->failed)
@@ -146,7 +165,7 @@ static void connect_cb(struct iscsi_context *ctx, int status, void *data, void *
 			const char *lib = iscsi_get_error(ctx);
 			if (!login_failure(p, lib))
 				snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): %s",
-					 p->url.portal, p->url.target, lib);
+					 p->url.portal, p->url.target, lib_reason(lib));
 			p->failed = true;
 		} else {
 			fail(p, "connection lost");

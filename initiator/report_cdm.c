@@ -19,11 +19,11 @@ static void row(FILE *f, const struct ub_job_res *r, int d)
 	else
 		snprintf(bs, sizeof(bs), "%lluKiB", (unsigned long long)(r->bs >> 10));
 	if (r->error) {
-		fprintf(f, "  %s %6s (Q=%3u, T=%2u): error: %s\n", seq ? "SEQ" : "RND", bs,
+		fprintf(f, "  %s %7s (Q=%3u, T=%2u): error: %s\n", seq ? "SEQ" : "RND", bs,
 			r->iodepth, r->njobs, r->errmsg);
 		return;
 	}
-	fprintf(f, "  %s %6s (Q=%3u, T=%2u): %9.3f MB/s [%9.1f IOPS] <%9.2f us>\n",
+	fprintf(f, "  %s %7s (Q=%3u, T=%2u): %9.3f MB/s [%9.1f IOPS] <%9.2f us>\n",
 		seq ? "SEQ" : "RND", bs, r->iodepth, r->njobs, mbs, iops, dr->lat.mean / 1e3);
 }
 

@@ -224,6 +224,8 @@ void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_byte
 		fprintf(f, "  error        : %s\n", r->errmsg);
 	if (r->note[0])
 		fprintf(f, "  note         : %s\n", r->note);
+	if (r->error && !r->npaths && !r->d[0].ios && !r->d[1].ios)
+		return; /* never started: the error is all there is to say */
 	for (int d = 0; d < 2; d++)
 		show_ddir(f, r, d, group_bytes ? group_bytes[d] : 0);
 	for (int d = 0; d < 2; d++)

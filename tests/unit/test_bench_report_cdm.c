@@ -20,10 +20,10 @@ Test(bench_report_cdm, rows_in_cdm_units)
 	r[1].d[0].clat_hist = calloc(1, sizeof(struct ub_hist));
 	CAPTURE(out, ub_report_cdm(f, r, 2, "iscsi://h/iqn.t/0", 1, 1ull << 30, &b));
 	/* 4096000 bytes in 2 s = 2.048 MB/s, 500 IOPS, mean latency 600 us */
-	cr_assert(strstr(out, "[Read]\n  RND   4KiB (Q= 32, T= 1):     2.048 MB/s [    500.0 IOPS] "
+	cr_assert(strstr(out, "[Read]\n  RND    4KiB (Q= 32, T= 1):     2.048 MB/s [    500.0 IOPS] "
 			      "<   600.00 us>\n"),
 		  "%s", out);
-	cr_assert(strstr(out, "[Write]\n  RND   4KiB (Q= 32, T= 1):     2.048 MB/s"), "%s", out);
+	cr_assert(strstr(out, "[Write]\n  RND    4KiB (Q= 32, T= 1):     2.048 MB/s"), "%s", out);
 	cr_assert(strstr(out, "Test: 1024 MiB (x1)"), "%s", out);
 	cr_assert(strstr(out, "<paths: 2, policy rr iops=1>"), "%s", out);
 	cr_assert(strstr(out, " Target: iscsi://h/iqn.t/0"), "%s", out);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A path killed mid-run: two paths, the second through a TCP forwarder that the test kills
+# while a verify=crc32c randrw job runs, then restarts.  The job sees no error, verify passes,
+# the report shows the failure and the reconnect with their times, and both paths carried
+# I/O (so the kill really hit a working path).
+. "$(dirname "$0")/lib/bench_env.sh"
+pick_port p1
+pick_port p2
+pick_port pp
+start_target 1 "$p1" "$p2"
+proxy=tests/integration/lib/tcp_proxy.py
+echo "bench_failover: $UB_TARGET on 127.0.0.1:$p1,$p2; forwarder $pp -> $p2"
+
+python3 "$proxy" "$pp" 127.0.0.1 "$p2" &
+PIDS+=($!)
+fwd=$!
+wait_for port_listening "$pp" || { echo "forwarder did not start"; exit 1; }
+purl="iscsi://127.0.0.1:$pp/$IQN/$LUN_BASE"
+
+"$BENCH" --paths="${URL[0]},$purl" --rr-iops=1 --reconnect-delay=200ms --name=fo \
+	--rw=randrw --bs=4k --iodepth=16 --size=8m --verify=crc32c --time_based --runtime=4 \
+	--output-format=json >"$TMPD/fo.json" 2>"$TMPD/fo.err" &
+bench=$!
+# Once the forwarder carries the session, let I/O flow a moment, then kill it.
+established() { ss -Htn state established "( sport = :$pp )" | grep -q .; }
+wait_for established || bad "utgt-bench never connected through the forwarder"
+sleep 1
+kill -KILL "$fwd"
+wait "$fwd" 2>/dev/null
+sleep 1
+python3 "$proxy" "$pp" 127.0.0.1 "$p2" &
+PIDS+=($!)
+wait "$bench"
+rc=$?
+
+check "job finished without error (rc $rc)" test $rc -eq 0
+check "job error field is 0" test "$(jget "$TMPD/fo.json" '.jobs[0].error')" = 0
+check "verify passed: $(jget "$TMPD/fo.json" '.jobs[0].verify.blocks') blocks, 0 errors" \
+	test "$(jget "$TMPD/fo.json" '.jobs[0].verify.errors')" = 0 -a \
+	"$(jget "$TMPD/fo.json" '.jobs[0].verify.blocks')" -gt 0
+check "path 1 failed once" test "$(jget "$TMPD/fo.json" '.jobs[0].paths[1].failures')" = 1
+check "path 1 reconnected" test "$(jget "$TMPD/fo.json" '.jobs[0].paths[1].reconnects')" = 1
+check "both paths carried I/O" test "$(jget "$TMPD/fo.json" \
+	'[.jobs[0].paths[] | (.read_ios + .write_ios) > 0] | all')" = true
+t_fail=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 failed")) | .time_s][0]')
+t_back=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 restored")) | .time_s][0]')
+check "failure event at ${t_fail}s and restore at ${t_back}s, in order, within the run" \
+	awk -v f="$t_fail" -v b="$t_back" 'BEGIN { exit !(f > 0 && b > f && b < 5) }'
+check "path 1 is up at the end" test "$(jget "$TMPD/fo.json" '.jobs[0].paths[1].state')" = up
+finish

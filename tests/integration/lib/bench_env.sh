@@ -1,0 +1,124 @@
+# Shared setup for utgt-bench integration tests (sourced, not run).  Starts build/utgtd with
+# RAM LUs on free loopback ports, gives helpers to run utgt-bench and read its JSON, and
+# cleans everything up on exit.  UB_TARGET=tgtd runs the same tests against Debian's tgtd.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+UTGTD=${UTGTD:-$BUILD/utgtd}
+BENCH=${BENCH:-$BUILD/utgt-bench}
+UB_TARGET=${UB_TARGET:-utgtd}
+TMPD=$(mktemp -d /tmp/utgt-bench-it.XXXXXX)
+IQN=iqn.2026-12.org.utgt:bench
+PIDS=()
+fails=0
+
+ub_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMPD"
+}
+trap ub_cleanup EXIT
+
+ok() { echo "  ok   $*"; }
+bad() { echo "  FAIL $*"; fails=$((fails + 1)); }
+check() { # check DESCRIPTION CMD... : ok when CMD succeeds
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+finish() {
+	[ "$fails" -eq 0 ] && { echo "  all checks passed"; exit 0; }
+	echo "  $fails check(s) failed"
+	exit 1
+}
+
+port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_for() { # poll CMD for up to 10 s
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# pick_port VAR: a free port into VAR, different per test process and per call (not run in a
+# subshell, so the counter advances).
+_next_port=$((20000 + ($$ % 2000) * 10))
+pick_port() {
+	while port_listening "$_next_port" || ss -Htan "sport = :$_next_port" | grep -q .; do
+		_next_port=$((_next_port + 1))
+	done
+	printf -v "$1" %s "$_next_port"
+	_next_port=$((_next_port + 1))
+}
+
+# start_target NLUS PORT... : one target $IQN with LUNs 0..NLUS-1 (32 MiB RAM each), reachable
+# on every port.  Sets URL[i] for each port (LUN 0); lun_url builds others.  TARGET_EXTRA is
+# one more line for the TARGET block (utgtd only), e.g. an IncomingUser.
+start_target() {
+	local nlus=$1
+	shift
+	local ports=("$@") i
+	URL=()
+	for i in "${!ports[@]}"; do
+		URL[i]="iscsi://127.0.0.1:${ports[i]}/$IQN/0"
+	done
+	if [ "$UB_TARGET" = tgtd ]; then
+		local cport=$((${ports[0]} % 10000 + 1000))
+		tgtd -f -C "$cport" --iscsi "portal=127.0.0.1:${ports[0]}" >"$TMPD/tgtd.log" 2>&1 &
+		PIDS+=($!)
+		wait_for port_listening "${ports[0]}" || { echo "tgtd did not start"; exit 1; }
+		tgtadm -C "$cport" --lld iscsi --op new --mode target --tid 1 -T "$IQN"
+		for i in $(seq 0 $((nlus - 1))); do
+			truncate -s 32M "$TMPD/lu$i.img"
+			tgtadm -C "$cport" --lld iscsi --op new --mode logicalunit --tid 1 \
+				--lun $((i + 1)) -b "$TMPD/lu$i.img"
+		done
+		tgtadm -C "$cport" --lld iscsi --op bind --mode target --tid 1 -I ALL
+		for p in "${ports[@]:1}"; do
+			tgtadm -C "$cport" --lld iscsi --op new --mode portal \
+				--param "portal=127.0.0.1:$p"
+		done
+		for i in "${!ports[@]}"; do URL[i]="iscsi://127.0.0.1:${ports[i]}/$IQN/1"; done
+		LUN_BASE=1
+		return
+	fi
+	LUN_BASE=0
+	{
+		echo "HANDLER ramdisk {"
+		for i in $(seq 0 $((nlus - 1))); do
+			echo "	DEVICE ram$i {"
+			echo "		size_mb 32"
+			echo "		blocksize 512"
+			echo "	}"
+		done
+		echo "}"
+		echo "TARGET_DRIVER iscsi {"
+		for p in "${ports[@]}"; do echo "	listen 127.0.0.1:$p"; done
+		echo "	TARGET $IQN {"
+		echo "		enabled 1"
+		[ -n "${TARGET_EXTRA:-}" ] && echo "		$TARGET_EXTRA"
+		for i in $(seq 0 $((nlus - 1))); do echo "		LUN $i ram$i"; done
+		echo "	}"
+		echo "}"
+	} >"$TMPD/utgt.conf"
+	"$UTGTD" -f -c "$TMPD/utgt.conf" >"$TMPD/utgtd.log" 2>&1 &
+	PIDS+=($!)
+	for p in "${ports[@]}"; do
+		wait_for port_listening "$p" || {
+			echo "utgtd did not start:"
+			cat "$TMPD/utgtd.log"
+			exit 1
+		}
+	done
+}
+
+# lun_url PORT LUN: URL of LUN (0-based) through PORT
+lun_url() { echo "iscsi://127.0.0.1:$1/$IQN/$(($2 + LUN_BASE))"; }
+
+# jq over a JSON report
+jget() { jq -r "$2" "$1"; }
