@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# libiscsi's conformance suite (iscsi-test-cu) against utgtd's iSCSI target.
+#
+# Starts build/utgtd -f with a generated config on 127.0.0.1 (two portals on free ports), one
+# target with four LUNs so that every test finds a LU it applies to:
+#   LUN 0  vdisk_fileio, thin provisioned (UNMAP/WRITE SAME punch holes)    -> ALL
+#   LUN 1  ramdisk                                                          -> ALL
+#   LUN 2  ramdisk, removable (START STOP UNIT LOEJ, PREVENT ALLOW, no media) -> ALL
+#   LUN 3  vdisk_fileio, read_only                                          -> ReadOnly suite
+#   LUN 1 through both portals (two I_T nexuses)                             -> MultipathIO
+# then merges the results: a test fails if it failed in any run, passes if it passed (not
+# skipped) in at least one, and is skipped only if every run skipped it.  Any failure fails
+# the script.  tests/conformance/README.md explains each skip.
+#
+# Environment: UTGTD (default build/utgtd), CU_TESTS (default ALL; e.g. SCSI.Read10 to narrow
+# the three ALL runs), KEEP=1 keeps the work directory (logs, config).
+set -u
+cd "$(dirname "$0")/../.."
+UTGTD=${UTGTD:-build/utgtd}
+CU_TESTS=${CU_TESTS:-ALL}
+IQN=iqn.2026-12.org.utgt:conformance
+
+command -v iscsi-test-cu >/dev/null || { echo "iscsi-test-cu missing (apt install libiscsi-bin)"; exit 1; }
+[ -x "$UTGTD" ] || { echo "$UTGTD not built"; exit 1; }
+
+WORK=$(mktemp -d /tmp/utgt-conformance.XXXXXX)
+PID=
+cleanup() {
+	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+		kill "$PID"
+		for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$PID" 2>/dev/null
+	fi
+	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT INT TERM
+
+# Two free TCP ports on 127.0.0.1, starting from a per-process offset.
+free_port() {
+	python3 - "$1" <<'EOF'
+import socket, sys
+start = int(sys.argv[1])
+for p in range(start, 65000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+EOF
+}
+P1=$(free_port $((20000 + $$ % 20000)))
+P2=$(free_port $((P1 + 1)))
+
+truncate -s 16M "$WORK/ro.img"
+cat >"$WORK/utgtd.conf" <<EOF
+HANDLER vdisk_fileio {
+	DEVICE thin {
+		filename $WORK/thin.img
+		size_mb 128
+		thin_provisioned 1
+	}
+	DEVICE ro {
+		filename $WORK/ro.img
+		read_only 1
+	}
+}
+HANDLER ramdisk {
+	DEVICE ram {
+		size_mb 64
+	}
+	DEVICE rem {
+		size_mb 16
+		removable 1
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:$P1
+	listen 127.0.0.1:$P2
+	TARGET $IQN {
+		enabled 1
+		LUN 0 thin
+		LUN 1 ram
+		LUN 2 rem
+		LUN 3 ro
+	}
+}
+EOF
+
+"$UTGTD" -f -c "$WORK/utgtd.conf" >"$WORK/utgtd.log" 2>&1 &
+PID=$!
+for _ in $(seq 100); do
+	grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log" 2>/dev/null && break
+	kill -0 $PID 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log"; then
+	echo "utgtd did not start:"; cat "$WORK/utgtd.log"; exit 1
+fi
+echo "utgtd pid $PID on 127.0.0.1:$P1 and :$P2 ($WORK)"
+
+url() { echo "iscsi://127.0.0.1:$1/$IQN/$2"; }
+
+# One iscsi-test-cu run; results appended to $WORK/results as "name status".
+run_cu() {
+	local tag=$1 tests=$2; shift 2
+	local log="$WORK/cu-$tag.log" t0=$SECONDS
+	timeout 900 iscsi-test-cu --dataloss --allow-sanitize --test="$tests" "$@" >"$log" 2>&1
+	# "Suite: X" then "  Test: Y ...[output]passed|FAILED"; [SKIPPED] inside means skipped.
+	awk -v tag="$tag" '
+		/^Suite: /      { suite = $2 }
+		/^  Test: /     { if (name != "") flush(); name = suite "." $2; skipped = 0; st = "" }
+		/\[SKIPPED\]/   { skipped = 1 }
+		/\.\.\.passed$|^passed$/ { st = skipped ? "skipped" : "passed" }
+		/\.\.\.FAILED$|^FAILED$/ { st = "failed" }
+		function flush() { if (st != "") print name, st, tag; name = "" }
+		END { if (name != "") flush() }
+	' "$log" >>"$WORK/results"
+	printf '  %-10s %-28s %3ds  %s\n' "$tag" "$tests" $((SECONDS - t0)) \
+		"$(grep -A2 'Run Summary' "$log" | awk '/tests/ {print "ran " $3 ", passed " $4 ", failed " $5}')"
+}
+
+: >"$WORK/results"
+echo "iscsi-test-cu runs:"
+run_cu thin "$CU_TESTS" "$(url $P1 0)"
+run_cu ram "$CU_TESTS" "$(url $P1 1)"
+run_cu removable "$CU_TESTS" "$(url $P1 2)"
+run_cu readonly ALL.ReadOnly "$(url $P1 3)"
+run_cu multipath ALL.MultipathIO "$(url $P1 1)" "$(url $P2 1)"
+
+if ! kill -0 $PID 2>/dev/null; then
+	echo "FAIL: utgtd died during the runs"; tail -30 "$WORK/utgtd.log"; KEEP=1; exit 1
+fi
+
+# Merge: failed anywhere > passed somewhere > skipped everywhere.
+awk '
+	{ n = $1; seen[n] = 1
+	  if ($2 == "failed") { f[n] = 1; where[n] = where[n] " " $3 }
+	  else if ($2 == "passed") p[n] = 1 }
+	END {
+		for (n in seen) {
+			if (f[n]) { nf++; print "FAILED " n " (" substr(where[n], 2) ")" > "/dev/stderr" }
+			else if (p[n]) np++
+			else { ns++; print n > "'"$WORK/skipped"'" }
+		}
+		printf "conformance: %d passed, %d failed, %d skipped of %d tests\n", np, nf, ns, np + nf + ns
+		exit nf > 0
+	}
+' "$WORK/results"
+rc=$?
+if [ -s "$WORK/skipped" ]; then
+	echo "skipped (see tests/conformance/README.md):"
+	sort "$WORK/skipped" | sed 's/^/  /'
+fi
+[ $rc -eq 0 ] || { echo "logs: $WORK (kept)"; KEEP=1; }
+exit $rc
