@@ -4,8 +4,9 @@
  * bit on a thin LU the range is deallocated instead (punched holes, dropped pages) whatever
  * the block holds: the SBC-3 reading that Linux, LIO, SCST and libiscsi's UnmapUntilEnd test
  * (which sends 0xff with UNMAP and expects zeros back under LBPRZ) all share.  On a fully
- * provisioned LU the UNMAP bit is ignored and the block written, as SBC allows.  ANCHOR is
- * refused (ANC_SUP=0).
+ * provisioned LU (VPD B2 LBPWS/LBPWS10 0) the UNMAP bit is INVALID FIELD IN CDB, as SCST
+ * answers and libiscsi's UnmapVPD tests require (a GOOD there would claim LBPME), and REPORT
+ * SUPPORTED OPERATION CODES does not show the bit.  ANCHOR is refused (ANC_SUP=0).
  *
  * NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA" (WSNZ=0); either way the count must not
  * exceed the Block Limits MAXIMUM WRITE SAME LENGTH.  The Data-Out buffer must be exactly one
@@ -47,7 +48,7 @@ static enum scsi_sr write_same_work(struct scsi_task *t)
 		free(block);
 		return SR_INTERNAL_ERROR; /* the size was checked before: a transport bug */
 	}
-	if ((t->cdb[1] & 0x08) && sbc_thin(dev))
+	if (t->cdb[1] & 0x08) /* thin: checked by sbc_write_same() */
 		st = sbc_unmap_sync(dev, c.lba, n);
 	else
 		st = sbc_fill_sync(dev, c.lba, n, block, sbc_write_durable(dev, false));
@@ -70,6 +71,8 @@ enum scsi_sr sbc_write_same(struct scsi_task *t)
 		return sr;
 	if (t->cdb[1] & 0x10) /* ANCHOR */
 		return scsi_invalid_cdb(t, 1, 4);
+	if ((t->cdb[1] & 0x08) && !sbc_thin(dev)) /* UNMAP without provisioning management */
+		return scsi_invalid_cdb(t, 1, 3);
 	if (t->cdb[0] == 0x41 && (t->cdb[1] & 0x06)) /* PBDATA / LBDATA (obsolete) */
 		return scsi_invalid_cdb(t, 1, (t->cdb[1] & 0x04) ? 2 : 1);
 	sbc_get_limits(dev, &lim);

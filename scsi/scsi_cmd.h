@@ -47,7 +47,21 @@ struct scsi_cmd_desc {
 	scsi_handler_fn fn;
 	/* CDB usage data for REPORT SUPPORTED OPERATION CODES: which bits the handler examines. */
 	uint8_t usage[16];
+	/* Optional per-LU view of the entry (NULL: every LU offers it as described).  Returns
+	 * false when this LU does not offer the command: dispatch then answers INVALID COMMAND
+	 * OPERATION CODE (after a pending UNIT ATTENTION) and REPORT SUPPORTED OPERATION CODES
+	 * leaves it out.  With usage non-NULL (a copy of the usage data above) it also clears
+	 * the bits of CDB fields this LU refuses (e.g. WRITE SAME's UNMAP on a fully provisioned
+	 * LU).  Must not block: it runs on the dispatch path. */
+	bool (*lu_support)(const struct scsi_dev *dev, uint8_t *usage);
 };
+
+/* Does dev offer d (see lu_support)?  usage: NULL, or a copy of d->usage to adjust. */
+static inline bool scsi_cmd_on_lu(const struct scsi_cmd_desc *d, const struct scsi_dev *dev,
+				  uint8_t *usage)
+{
+	return !d->lu_support || !dev || d->lu_support(dev, usage);
+}
 
 extern const struct scsi_cmd_desc scsi_cmd_table[];
 extern const unsigned scsi_cmd_table_len;

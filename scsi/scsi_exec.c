@@ -246,13 +246,15 @@ void scsi_task_execute(struct scsi_task *t)
 		complete_early(t, SR_LUN_NOT_SUPPORTED);
 		return;
 	}
-	if (!d) {
+	if (!d || !scsi_cmd_on_lu(d, dev, NULL)) {
 		/* an unsupported command still reports a pending UNIT ATTENTION first */
 		if (scsi_ua_pop(dev, t->nexus, &asc, &ascq)) {
 			complete_early(t, scsi_unit_attention(t, asc, ascq));
 			return;
 		}
-		if (scsi_cmd_opcode_known(t->cdb[0]))
+		if (d) /* in the table, but this LU does not offer it */
+			complete_early(t, SR_INVALID_OPCODE);
+		else if (scsi_cmd_opcode_known(t->cdb[0]))
 			complete_early(t, scsi_invalid_cdb(t, 1, 4));
 		else
 			complete_early(t, SR_INVALID_OPCODE);

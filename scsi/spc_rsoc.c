@@ -1,6 +1,8 @@
 /* REPORT SUPPORTED OPERATION CODES and REPORT SUPPORTED TASK MANAGEMENT FUNCTIONS (SPC-4
  * 6.35, 6.36).  The command list is generated from scsi_cmd_table, the same table that
- * dispatches, so what we report is exactly what we execute.
+ * dispatches, so what we report is exactly what we execute; an entry's per-LU view
+ * (scsi_cmd_desc.lu_support) leaves out what this LU does not offer (UNMAP on a fully
+ * provisioned LU) and clears the usage bits of fields it refuses (WRITE SAME's UNMAP).
  *
  * Reporting options: 000b all commands; 001b one opcode (refused if it has service actions);
  * 010b opcode + service action (refused if it has none); 011b opcode + service action, the
@@ -48,10 +50,11 @@ static enum scsi_sr report_all(struct scsi_task *t, bool rctd, uint32_t alloc)
 
 	if (!buf)
 		return SR_NO_MEMORY;
-	put_be32(buf, len - 4);
 	p = buf + 4;
-	for (unsigned i = 0; i < scsi_cmd_table_len; i++, p += dlen) {
+	for (unsigned i = 0; i < scsi_cmd_table_len; i++) {
 		const struct scsi_cmd_desc *d = &scsi_cmd_table[i];
+		if (!scsi_cmd_on_lu(d, t->core.dev, NULL))
+			continue;
 		p[0] = d->opcode;
 		if (d->flags & SCSI_CF_SA) {
 			put_be16(p + 2, d->sa);
@@ -62,7 +65,10 @@ static enum scsi_sr report_all(struct scsi_task *t, bool rctd, uint32_t alloc)
 			put_ctd(p + 8);
 		}
 		put_be16(p + 6, d->cdb_len);
+		p += dlen;
 	}
+	len = (uint32_t)(p - buf);
+	put_be32(buf, len - 4);
 	scsi_data_in(t, buf, len < alloc ? len : alloc);
 	free(buf);
 	return SR_OK;
@@ -74,13 +80,17 @@ static enum scsi_sr report_one(struct scsi_task *t, const struct scsi_cmd_desc *
 	uint8_t buf[4 + 16 + CTD_LEN];
 	uint32_t len = 4;
 
+	uint8_t usage[16];
+
 	memset(buf, 0, sizeof(buf));
-	if (!d) {
+	if (d)
+		memcpy(usage, d->usage, sizeof(usage));
+	if (!d || !scsi_cmd_on_lu(d, t->core.dev, usage)) {
 		buf[1] = 0x01; /* not supported */
 	} else {
 		buf[1] = 0x03; /* supported, in conformance with a standard */
 		put_be16(buf + 2, d->cdb_len);
-		memcpy(buf + 4, d->usage, d->cdb_len);
+		memcpy(buf + 4, usage, d->cdb_len);
 		len += d->cdb_len;
 		if (rctd) {
 			buf[1] |= 0x80; /* CTDP */

@@ -154,7 +154,7 @@ SBC_TEST(write_same, unmap_bit_deallocates_zero_blocks)
 	fx_expect(fx, 0, 64, 0);
 }
 
-Test(write_same, unmap_bit_deallocates_whatever_the_data_unless_thick)
+Test(write_same, unmap_bit_deallocates_whatever_the_data_refused_when_thick)
 {
 	struct sbc_fx fx;
 	uint8_t blk[512];
@@ -166,9 +166,21 @@ Test(write_same, unmap_bit_deallocates_whatever_the_data_unless_thick)
 	cr_assert_eq(atomic_load(&spy.unmaps), 1);
 	cr_assert_eq(atomic_load(&spy.write_sames), 0);
 	fx_expect(&fx, 0, 32, 0); /* LBPRZ */
-	fx.dev->bs->thin_provisioned = false; /* fully provisioned: UNMAP ignored, block written */
-	cr_assert_eq(ws(&fx, 0x93, 0x08, 0, 32, blk, 512).status, SAM_STAT_GOOD);
+	/* fully provisioned (LBPWS/LBPWS10 0): the UNMAP bit is refused, nothing is touched */
+	fx.dev->bs->thin_provisioned = false;
+	fx_fill(&fx, 0, 32, 0x3c);
+	for (int i = 0; i < 2; i++) {
+		struct th_result r = ws(&fx, i ? 0x41 : 0x93, 0x08, 0, 32, blk, 512);
+
+		th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		cr_assert_eq(r.sense[15], 0x80 | 0x40 | 0x08 | 3, "field pointer on UNMAP");
+		cr_assert_eq(get_be16(r.sense + 16), 1);
+	}
 	cr_assert_eq(atomic_load(&spy.unmaps), 1);
+	cr_assert_eq(atomic_load(&spy.write_sames), 0);
+	fx_expect(&fx, 0, 32, 0x3c);
+	/* without the bit the block is written */
+	cr_assert_eq(ws(&fx, 0x93, 0, 0, 32, blk, 512).status, SAM_STAT_GOOD);
 	cr_assert_eq(atomic_load(&spy.write_sames), 1);
 	fx_expect(&fx, 0, 32, 0xff);
 	fx_fini(&fx);

@@ -160,6 +160,36 @@ Test(exec_file, invalid_opcode_and_sa, .init = setup_file, .fini = teardown)
 	invalid_opcode_and_sa();
 }
 
+/* An entry the LU does not offer (UNMAP on a fully provisioned LU) is an invalid opcode at
+ * dispatch, after a pending UNIT ATTENTION, and reaches no handler. */
+static void command_not_offered_by_lu(void)
+{
+	uint8_t unmap[10] = {0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t plist[24] = {0, 22, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	struct th_result r;
+
+	dev->bs->thin_provisioned = false;
+	cr_assert(!scsi_cmd_on_lu(scsi_cmd_lookup(unmap), dev, NULL));
+	r = th_exec(&nx, 0, unmap, 10, SCSI_DIR_WRITE, plist, sizeof(plist));
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x00);
+	r = th_exec(&nx, 0, unmap, 10, SCSI_DIR_WRITE, plist, sizeof(plist));
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+	cr_assert_eq(r.sense[15], 0, "no field pointer for an invalid opcode");
+	cr_assert_eq(r.data_len, 0);
+	dev->bs->thin_provisioned = true;
+	cr_assert(scsi_cmd_on_lu(scsi_cmd_lookup(unmap), dev, NULL));
+	r = th_exec(&nx, 0, unmap, 10, SCSI_DIR_WRITE, plist, sizeof(plist));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+}
+Test(exec_ram, command_not_offered_by_lu, .init = setup_ram, .fini = teardown)
+{
+	command_not_offered_by_lu();
+}
+Test(exec_file, command_not_offered_by_lu, .init = setup_file, .fini = teardown)
+{
+	command_not_offered_by_lu();
+}
+
 static void control_byte(void)
 {
 	uint8_t t1[6] = {0x00, 0, 0, 0, 0, 0x04};

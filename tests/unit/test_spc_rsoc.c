@@ -11,20 +11,33 @@ static struct th_result rsoc(uint8_t opts, uint8_t op, uint16_t sa, uint32_t all
 	return th_exec(&fx_nx, 0, cdb, 12, SCSI_DIR_READ, buf, alloc);
 }
 
+/* The entries this LU offers, in table order (UNMAP only on a thin LU). */
+static unsigned offered(const struct scsi_cmd_desc **out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < scsi_cmd_table_len; i++)
+		if (scsi_cmd_on_lu(&scsi_cmd_table[i], fx_dev, NULL))
+			out[n++] = &scsi_cmd_table[i];
+	return n;
+}
+
 BOTH_STORES(rsoc, all_commands)
 {
 	uint32_t alloc = 4 + scsi_cmd_table_len * 20 + 16;
 	uint8_t *b = calloc(1, alloc);
+	const struct scsi_cmd_desc **list = calloc(scsi_cmd_table_len, sizeof(*list));
+	unsigned n = offered(list);
 	struct th_result r;
 
 	th_clear_ua(&fx_nx, 0);
 	r = rsoc(0, 0, 0, alloc, b);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
-	cr_assert_eq(get_be32(b), scsi_cmd_table_len * 8);
-	cr_assert_eq(r.data_len, 4 + scsi_cmd_table_len * 8);
-	for (unsigned i = 0; i < scsi_cmd_table_len; i++) {
+	cr_assert_eq(get_be32(b), n * 8);
+	cr_assert_eq(r.data_len, 4 + n * 8);
+	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *d = b + 4 + 8 * i;
-		const struct scsi_cmd_desc *c = &scsi_cmd_table[i];
+		const struct scsi_cmd_desc *c = list[i];
 		cr_assert_eq(d[0], c->opcode);
 		cr_assert_eq(!!(d[5] & 1), !!(c->flags & SCSI_CF_SA), "%s SERVACTV", c->name);
 		if (c->flags & SCSI_CF_SA)
@@ -35,18 +48,62 @@ BOTH_STORES(rsoc, all_commands)
 	/* with RCTD: 20-byte descriptors, CTDP, timeouts descriptor length 0Ah */
 	r = rsoc(0x80, 0, 0, alloc, b);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
-	cr_assert_eq(get_be32(b), scsi_cmd_table_len * 20);
-	for (unsigned i = 0; i < scsi_cmd_table_len; i++) {
+	cr_assert_eq(get_be32(b), n * 20);
+	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *d = b + 4 + 20 * i;
-		cr_assert_eq(d[0], scsi_cmd_table[i].opcode);
+		cr_assert_eq(d[0], list[i]->opcode);
 		cr_assert_eq(d[5] & 2, 2);
 		cr_assert_eq(get_be16(d + 8), 0x0a);
 	}
 	/* allocation length cuts the list */
 	r = rsoc(0, 0, 0, 12, b);
 	cr_assert_eq(r.data_len, 12);
-	cr_assert_eq(get_be32(b), scsi_cmd_table_len * 8);
+	cr_assert_eq(get_be32(b), n * 8);
+	free(list);
 	free(b);
+}
+
+/* Is opcode op in the REPORT SUPPORTED OPERATION CODES list of all commands? */
+static bool listed(uint8_t op)
+{
+	uint32_t alloc = 4 + scsi_cmd_table_len * 8;
+	uint8_t *b = calloc(1, alloc);
+	struct th_result r = rsoc(0, 0, 0, alloc, b);
+	bool found = false;
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	for (uint32_t off = 4; off < 4 + get_be32(b); off += 8)
+		found |= b[off] == op;
+	free(b);
+	return found;
+}
+
+/* UNMAP (and WRITE SAME's UNMAP bit) follow logical block provisioning: a fully provisioned
+ * LU answers UNMAP with INVALID COMMAND OPERATION CODE, so RSOC must not offer it there. */
+BOTH_STORES(rsoc, unmap_follows_provisioning)
+{
+	uint8_t b[64];
+	struct th_result r;
+
+	th_clear_ua(&fx_nx, 0);
+	for (int thin = 0; thin <= 1; thin++) {
+		fx_dev->bs->thin_provisioned = thin;
+		cr_assert_eq(sbc_thin(fx_dev), (bool)thin, "both stores can deallocate");
+		cr_assert_eq(listed(0x42), (bool)thin, "UNMAP listed: thin %d", thin);
+		cr_assert(listed(0x41) && listed(0x93), "WRITE SAME is always listed");
+		r = rsoc(1, 0x42, 0, sizeof(b), b);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+		cr_assert_eq(b[1] & 7, thin ? 3 : 1, "UNMAP support thin %d", thin);
+		for (int i = 0; i < 2; i++) {
+			uint8_t op = i ? 0x93 : 0x41;
+			r = rsoc(1, op, 0, sizeof(b), b);
+			cr_assert_eq(r.status, SAM_STAT_GOOD);
+			cr_assert_eq(b[1] & 7, 3);
+			cr_assert_eq(!!(b[5] & 0x08), thin, "WRITE SAME %#x UNMAP bit thin %d", op,
+				     thin);
+			cr_assert_eq(b[5] & ~0x08, i ? 0xf3 : 0xf2, "other bits kept %#x", b[5]);
+		}
+	}
 }
 
 BOTH_STORES(rsoc, one_command)
