@@ -86,6 +86,8 @@ bool scsi_dev_d_sense(struct scsi_dev *dev);
 
 /* ---- INQUIRY (spc_inquiry.c, spc_vpd.c) ---- */
 void scsi_put_ascii(uint8_t *dst, size_t width, const char *s);
+/* Byte 0 of INQUIRY data, standard and VPD: peripheral qualifier and device type. */
+uint8_t scsi_inquiry_peripheral(const struct scsi_dev *dev);
 enum scsi_sr spc_vpd_page(struct scsi_task *t, uint8_t page, uint16_t alloc);
 
 /* Highest set bit of a CDB byte, for field pointers at reserved bits. */

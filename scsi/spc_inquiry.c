@@ -14,6 +14,18 @@ void scsi_put_ascii(uint8_t *dst, size_t width, const char *s)
 	memcpy(dst, s, n < width ? n : width);
 }
 
+/* 000b/00h: a connected direct-access LU.  011b/1Fh: no LU at this LUN.  001b/1Fh for a nullio
+ * device configured `dummy 1`: SCST's placeholder LUN, a device "not connected" whose type is
+ * unknown (SCST changes nothing else for it: it stays a nullio disk underneath). */
+uint8_t scsi_inquiry_peripheral(const struct scsi_dev *dev)
+{
+	if (!dev)
+		return 0x03 << 5 | 0x1f;
+	if (dev->bs && dev->bs->dummy)
+		return 0x01 << 5 | 0x1f;
+	return 0x00;
+}
+
 static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -21,8 +33,7 @@ static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 	unsigned vd = 58;
 
 	memset(b, 0, STD_INQ_LEN);
-	/* peripheral qualifier 011b + type 1Fh: no LU at this LUN */
-	b[0] = dev ? 0x00 : 0x7f;
+	b[0] = scsi_inquiry_peripheral(dev);
 	b[1] = (p && p->removable) ? 0x80 : 0; /* RMB */
 	b[2] = 0x06;                           /* SPC-4 */
 	b[3] = 0x10 | 0x02;                    /* HISUP, response data format 2 */

@@ -238,7 +238,7 @@ enum scsi_sr spc_vpd_page(struct scsi_task *t, uint8_t page, uint16_t alloc)
 	default:
 		return scsi_invalid_cdb(t, 2, -1);
 	}
-	b[0] = 0x00; /* peripheral qualifier 0, direct access block device */
+	b[0] = scsi_inquiry_peripheral(t->core.dev);
 	b[1] = page;
 	put_be16(b + 2, (uint16_t)len);
 	len += 4;

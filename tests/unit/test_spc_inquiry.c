@@ -131,3 +131,46 @@ Test(inquiry, srp_version_descriptor)
 	scsi_dev_destroy(dev);
 	scsi_core_shutdown();
 }
+
+/* nullio `dummy 1` (SCST): the LUN answers INQUIRY, standard and VPD, with peripheral
+ * qualifier 001b and device type 1Fh; everything else is still the nullio disk underneath, as
+ * in SCST, whose dummy flag changes nothing but that byte. */
+Test(inquiry, nullio_dummy_reports_pq1_type_1f)
+{
+	struct scsi_dev *dev = th_make_dev("vdisk_nullio", "dummy0", 1 << 20, 512);
+	uint8_t b[96], data[512], rc[8];
+	uint8_t rd[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+	uint8_t wr[10] = {0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+	uint8_t cap[10] = {0x25};
+	struct th_nexus n;
+	struct th_result r;
+
+	th_nexus_init(&n, "iqn.1994-05.com.example:init1", 1, &dev, 1);
+	r = inquiry(&n, 0, 0, 0, 96, b, 96);
+	cr_assert_eq(b[0], 0x00, "a plain nullio LU is a connected disk");
+	dev->bs->dummy = true;
+	r = inquiry(&n, 0, 0, 0, 96, b, 96);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(b[0], 0x3f, "PQ 001b, type 1Fh: %#x", b[0]);
+	for (unsigned i = 0; i < 3; i++) {
+		static const uint8_t pages[] = {0x00, 0x80, 0x83};
+		r = inquiry(&n, 0, 1, pages[i], 96, b, 96);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+		cr_assert_eq(b[0], 0x3f, "VPD %#x byte 0 %#x", pages[i], b[0]);
+		cr_assert_eq(b[1], pages[i]);
+	}
+	th_clear_ua(&n, 0);
+	memset(data, 0x5a, sizeof(data));
+	r = th_exec(&n, 0, wr, 10, SCSI_DIR_WRITE, data, sizeof(data));
+	cr_assert_eq(r.status, SAM_STAT_GOOD, "writes are dropped, as any nullio");
+	r = th_exec(&n, 0, rd, 10, SCSI_DIR_READ, data, sizeof(data));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(data[0], 0, "read_zero");
+	cr_assert_eq(data[511], 0);
+	r = th_exec(&n, 0, cap, 10, SCSI_DIR_READ, rc, sizeof(rc));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(get_be32(rc), 2047, "last LBA of 1 MiB");
+	scsi_nexus_unregister(&n.nx);
+	scsi_dev_destroy(dev);
+	scsi_core_shutdown();
+}
