@@ -88,6 +88,7 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 			 bs->block_size);
 		return -1;
 	}
+	dev->size_cfg = bs->size; /* the store may fill bs->size in from the file */
 	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
 		return -1;
 	size_from_bs(dev);
@@ -132,8 +133,10 @@ void scsi_dev_destroy(struct scsi_dev *dev)
 	free(dev);
 }
 
-/* The file behind a fileio store may have grown or shrunk; block devices and memory stores
- * report through bs->size, which their owner updates before calling this. */
+/* The file behind a fileio store may have grown or shrunk: that is the one thing re-read here.
+ * A size given in the configuration stays the LU's size as long as the file holds it (a file
+ * shorter than that bounds the LU, or its reads would fail past the end).  Block devices and
+ * memory stores report through bs->size, which their owner updates before calling this. */
 void scsi_dev_resize(struct scsi_dev *dev)
 {
 	struct backstore *bs = dev->bs;
@@ -142,8 +145,11 @@ void scsi_dev_resize(struct scsi_dev *dev)
 
 	if (!bs)
 		return;
-	if (bs->filename[0] && stat(bs->filename, &st) == 0 && S_ISREG(st.st_mode))
-		bs->size = (uint64_t)st.st_size;
+	if (bs->filename[0] && stat(bs->filename, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t fsize = (uint64_t)st.st_size;
+
+		bs->size = dev->size_cfg && dev->size_cfg < fsize ? dev->size_cfg : fsize;
+	}
 	pthread_mutex_lock(&dev->lock);
 	old = dev->nr_blocks;
 	size_from_bs(dev);

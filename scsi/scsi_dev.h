@@ -68,6 +68,7 @@ struct scsi_xcopy;     /* scsi/spc_xcopy.c */
 struct scsi_dev {
 	struct scsi_dev_params p;
 	struct backstore *bs;
+	uint64_t size_cfg;    /* bytes configured (size/size_mb) at open; 0: the whole store */
 	uint64_t nr_blocks;
 	uint32_t block_size;
 	uint8_t block_shift;
@@ -128,7 +129,8 @@ void scsi_dev_destroy(struct scsi_dev *dev);
 /* A device built directly (tests, demo): backstore already filled in, not yet opened. */
 struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore *bs);
 
-/* Capacity changed underneath (e.g. file grown): rescan, raise 2A/09 to every nexus. */
+/* Capacity changed underneath (e.g. file grown): rescan, raise 2A/09 to every nexus.  A
+ * configured size is kept: the LU is min(configured size, file length). */
 void scsi_dev_resize(struct scsi_dev *dev);
 
 /* UNIT ATTENTION (scsi/spc_ua.c).  Establish for every I_T nexus except `except` (may be

@@ -1,4 +1,6 @@
 /* scsi/scsi_dev.c: building, opening, sizing and destroying an LU. */
+#include <fcntl.h>
+
 #include "scsi_harness.h"
 
 #include "scsi/scsi_core.h"
@@ -92,4 +94,64 @@ Test(dev, open_errors)
 	cr_assert_neq(scsi_dev_open(d, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "bad"), "%s", err);
 	scsi_dev_destroy(d);
+}
+
+/* A fileio LU on an existing file of `file_size` bytes, `size` configured (0: none). */
+static struct scsi_dev *file_dev(const char *path, uint64_t file_size, uint64_t size)
+{
+	struct backstore *b = calloc(1, sizeof(*b));
+	struct scsi_dev_params p;
+	struct scsi_dev *d;
+	char err[256] = "";
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_CREAT | O_RDWR, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)file_size), 0);
+	close(fd);
+	b->ops = backstore_find("vdisk_fileio");
+	snprintf(b->name, sizeof(b->name), "f");
+	snprintf(b->filename, sizeof(b->filename), "%s", path);
+	b->size = size;
+	b->block_size = 512;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "resize0");
+	d = scsi_dev_new(&p, b);
+	cr_assert_eq(scsi_dev_open(d, err, sizeof(err)), 0, "%s", err);
+	return d;
+}
+
+/* scsi_dev_resize() re-reads what can change (the file's length) and keeps what was
+ * configured: an LU given `size` smaller than its file stays that size while the file is long
+ * enough, follows the file when it shrinks below it, and returns to it when the file grows. */
+Test(dev, resize_keeps_configured_size)
+{
+	char path[64];
+	struct scsi_dev *d;
+
+	snprintf(path, sizeof(path), "/tmp/utgt-test-%d-resize.img", (int)getpid());
+	d = file_dev(path, 4 << 20, 1 << 20);
+	cr_assert_eq(d->nr_blocks, 2048, "configured 1 MiB of a 4 MiB file");
+	scsi_dev_resize(d);
+	cr_assert_eq(d->nr_blocks, 2048, "nothing changed: still the configured size");
+	cr_assert_eq(truncate(path, 8 << 20), 0);
+	scsi_dev_resize(d);
+	cr_assert_eq(d->nr_blocks, 2048, "a longer file does not grow a configured LU");
+	cr_assert_eq(truncate(path, 512 << 10), 0);
+	scsi_dev_resize(d);
+	cr_assert_eq(d->nr_blocks, 1024, "a file shorter than the configured size bounds the LU");
+	cr_assert_eq(truncate(path, 4 << 20), 0);
+	scsi_dev_resize(d);
+	cr_assert_eq(d->nr_blocks, 2048, "back to the configured size, not the file's");
+	scsi_dev_destroy(d);
+
+	/* without `size` the LU is the file, whatever its length */
+	d = file_dev(path, 1 << 20, 0);
+	cr_assert_eq(d->nr_blocks, 2048);
+	cr_assert_eq(truncate(path, 3 << 20), 0);
+	scsi_dev_resize(d);
+	cr_assert_eq(d->nr_blocks, 6144);
+	scsi_dev_destroy(d);
+	unlink(path);
 }
