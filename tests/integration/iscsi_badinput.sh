@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Malformed PDUs (unknown opcode, oversized segment, bad digests, truncated header, garbage and
+# duplicated login keys, CmdSN outside the window, DataSN gap, random bytes) against utgtd
+# while another session does verified writes and reads; nothing may be lost and the daemon
+# must stay up.  The client is tests/integration/iscsi_badinput.py.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/integration/iscsi_lib.sh
+T=iqn.2026-12.org.utgt:badinput
+start_utgtd "
+HANDLER ramdisk {
+	DEVICE rd0 {
+		size_mb 64
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:@PORT@
+	TARGET $T {
+		enabled 1
+		LUN 0 rd0
+	}
+}"
+timeout 300 python3 tests/integration/iscsi_badinput.py 127.0.0.1 "$UT_PORT" "$T"
+rc=$?
+if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
+if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
+[ $rc -eq 0 ] && [ $FAILS -eq 0 ]

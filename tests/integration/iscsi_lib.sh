@@ -1,0 +1,64 @@
+# Shared by the iscsi_*.sh integration tests (sourced; not executable itself).
+# Starts utgtd on a generated config with free ports, stops it on exit, and counts checks.
+UTGTD=${UTGTD:-build/utgtd}
+ILIB_PIDS=()
+ILIB_DIRS=()
+FAILS=0
+
+ilib_cleanup() {
+	for p in "${ILIB_PIDS[@]}"; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill "$p"
+			for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			kill -9 "$p" 2>/dev/null
+		fi
+	done
+	for d in "${ILIB_DIRS[@]}"; do [ "${KEEP:-0}" = 1 ] || rm -rf "$d"; done
+}
+trap ilib_cleanup EXIT INT TERM
+
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+# expect "description" command...: passes when the command succeeds
+expect() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d"; fi; }
+expect_fail() { local d=$1; shift; if "$@" >/dev/null 2>&1; then bad "$d"; else ok "$d"; fi; }
+
+free_port() {
+	python3 - "$1" <<'PY'
+import socket, sys
+for p in range(int(sys.argv[1]), 65000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+PY
+}
+
+# start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG; @PORT@ in the text is replaced
+start_utgtd() {
+	UT_DIR=$(mktemp -d /tmp/utgt-it.XXXXXX)
+	ILIB_DIRS+=("$UT_DIR")
+	UT_PORT=$(free_port $((20000 + ($$ * 7 + ${#ILIB_PIDS[@]} * 13) % 20000)))
+	printf '%s\n' "$1" | sed "s|@PORT@|$UT_PORT|g; s|@DIR@|$UT_DIR|g" >"$UT_DIR/utgtd.conf"
+	UT_LOG=$UT_DIR/utgtd.log
+	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" >"$UT_LOG" 2>&1 &
+	UT_PID=$!
+	ILIB_PIDS+=("$UT_PID")
+	for _ in $(seq 100); do
+		grep -q "listening on 127.0.0.1:$UT_PORT" "$UT_LOG" 2>/dev/null && return 0
+		kill -0 "$UT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "utgtd did not start:"; cat "$UT_LOG"; exit 1
+}
+
+stop_utgtd() {
+	kill "$UT_PID" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$UT_PID" 2>/dev/null || return 0; sleep 0.1; done
+	return 1
+}
