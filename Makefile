@@ -88,6 +88,25 @@ demo: deps
 	$(MAKE) all
 	@scripts/demo.sh
 
+# libFuzzer harnesses: every tests/fuzz/fuzz_*.c, linked against the library built with clang
+# and ASan+UBSan in build-fuzz/.  `make fuzz` runs each for FUZZ_SECONDS (default 30) from a
+# corpus seeded by tests/fuzz/seeds/<harness>/; not part of `make test`.
+FUZZ_SECONDS ?= 30
+FUZZ_SAN  := -fsanitize=address,undefined -fno-omit-frame-pointer
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
+
+.PHONY: fuzz-lib
+fuzz-lib:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 EXTRA_CFLAGS=-Wno-error SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libutgt.a
+
+$(FUZZ_BINS): build-fuzz/%: tests/fuzz/%.c fuzz-lib
+	clang -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -pthread -I. $(FUZZ_SAN) -fsanitize=fuzzer $< -o $@ \
+	  -Wl,--whole-archive build-fuzz/libutgt.a -Wl,--no-whole-archive $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -108,3 +127,20 @@ vmtest: vm-image $(VM_TARGET_DEP)
 # The short subset meant for `make test`: login, mkfs, fio verify, one multipath failover.
 vmtest-quick: vm-image $(VM_TARGET_DEP)
 	@scripts/vm/vmtest.sh --quick iscsi_login multipath
+
+# The multipath lab (scripts/lab/): network namespaces joined by shaped veth paths, utgtd (and
+# Debian's tgtd) in one, utgt-bench in the other.  Needs root.  `make lab` runs the campaign
+# (~11 min) into lab-results/report.md; `make lab-quick` a short version that asserts only what
+# holds on a busy machine (make test runs it through tests/integration/lab_quick.sh).
+LAB_DELAY := $(BUILD)/lab-delay
+$(LAB_DELAY): scripts/lab/lab_delay.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+
+lab: deps
+	$(MAKE) all $(LAB_DELAY)
+	BUILD=$(BUILD) scripts/lab/campaign.sh
+
+lab-quick: deps
+	$(MAKE) all $(LAB_DELAY)
+	BUILD=$(BUILD) scripts/lab/campaign.sh --quick
