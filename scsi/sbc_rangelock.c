@@ -164,6 +164,39 @@ bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_
 	return ok;
 }
 
+/* Granted commands waiting for their resume() call on this thread.  A resumed command may
+ * complete inside its own submit (ramdisk, nullio) and release its range from within the loop
+ * that resumed it, granting the next waiter, and so on: resuming that one at once would nest
+ * one stack level per waiter.  Instead only the outermost unlock on the thread runs resumes;
+ * nested ones append to this queue. */
+static __thread struct sbc_cmd *resume_head, *resume_tail;
+static __thread bool resuming;
+
+static void resume_granted(struct sbc_cmd *run)
+{
+	if (run) {
+		if (resume_tail)
+			resume_tail->run_next = run;
+		else
+			resume_head = run;
+		while (run->run_next)
+			run = run->run_next;
+		resume_tail = run;
+	}
+	if (resuming)
+		return;
+	resuming = true;
+	while (resume_head) {
+		struct sbc_cmd *w = resume_head;
+
+		resume_head = w->run_next;
+		if (!resume_head)
+			resume_tail = NULL;
+		w->resume(w);
+	}
+	resuming = false;
+}
+
 void sbc_range_unlock(struct sbc_cmd *c)
 {
 	struct scsi_rangelock *rl;
@@ -193,14 +226,10 @@ void sbc_range_unlock(struct sbc_cmd *c)
 		pthread_cond_broadcast(&rl->cv);
 	pthread_mutex_unlock(&rl->mu);
 	/* Outside the lock: a resumed command may submit I/O that completes (and unlocks) at
-	 * once.  Each granted command is resumed exactly once, here, so none can be freed
-	 * before its turn in this loop. */
-	while (run) {
-		struct sbc_cmd *w = run;
-
-		run = w->run_next;
-		w->resume(w);
-	}
+	 * once.  Each granted command is resumed exactly once, by the outermost unlock on this
+	 * thread, so none can be freed before its turn (it holds its range, and a TMF cannot
+	 * cancel a granted command). */
+	resume_granted(run);
 }
 
 /* The waiter may run on and free c as soon as it sees rl_woken: touch nothing after. */

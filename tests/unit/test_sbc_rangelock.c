@@ -262,3 +262,102 @@ Test(rangelock, parked_task_can_be_aborted)
 	fx_expect(&fx, 9, 1, 'W'); /* the aborted COMPARE AND WRITE wrote nothing */
 	fx_fini(&fx);
 }
+
+/* ---- long chains of waiters complete without recursion ---- */
+
+/* A resume that completes at once, as a command on the ramdisk or nullio does (their I/O
+ * finishes inside submit), so its unlock happens inside the unlock that granted it. */
+static int depth, max_depth, nresumed;
+
+static void complete_inline(struct sbc_cmd *c)
+{
+	depth++;
+	if (depth > max_depth)
+		max_depth = depth;
+	nresumed++;
+	sbc_cmd_free(c); /* releases: grants the next waiter */
+	depth--;
+}
+
+SBC_TEST(rangelock, chain_of_inline_completions_is_flat)
+{
+	enum { N = 2000 };
+	struct sbc_cmd *h = mk(fx->dev, 0);
+
+	depth = max_depth = nresumed = 0;
+	cr_assert(sbc_range_lock(h, 42, 1, true, complete_inline));
+	for (int i = 0; i < N; i++) /* each exclusive waiter waits for the one before it */
+		cr_assert_not(sbc_range_lock(mk(fx->dev, i + 1), 42, 1, true, complete_inline));
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), N);
+	drop(h);
+	cr_assert_eq(nresumed, N, "every waiter ran");
+	cr_assert_eq(max_depth, 1, "resumes nested %d deep", max_depth);
+	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 0);
+}
+
+/* The same with real commands: a chain of WRITE ATOMICs on one block of a ramdisk, released
+ * by a thread with a small stack.  Nested resumes would run out of it. */
+struct chain_task {
+	struct scsi_task t;
+	struct iovec iov;
+	uint8_t buf[512];
+};
+
+static atomic_int chain_done, chain_good;
+
+static void chain_cb(struct scsi_task *t)
+{
+	if (t->status == SAM_STAT_GOOD)
+		atomic_fetch_add(&chain_good, 1);
+	atomic_fetch_add(&chain_done, 1);
+}
+
+static void *release_gate(void *arg)
+{
+	(void)arg;
+	gate_release();
+	return NULL;
+}
+
+Test(rangelock, chain_of_commands_on_a_small_stack)
+{
+	enum { N = 3000 };
+	struct sbc_fx fx;
+	struct chain_task *ts = calloc(N + 1, sizeof(*ts));
+	pthread_attr_t attr;
+	pthread_t th;
+
+	fx_init_ops(&fx, &gate_ops);
+	atomic_store(&chain_done, 0);
+	atomic_store(&chain_good, 0);
+	gate_arm(BS_WRITE); /* the first WRITE ATOMIC holds block 5 at the store */
+	for (int i = 0; i <= N; i++) {
+		struct chain_task *c = &ts[i];
+
+		cdb16(c->t.cdb, 0x9c, 0, 5, 1);
+		c->t.cdb_len = 16;
+		c->t.nexus = &fx.n.nx;
+		c->t.dir = SCSI_DIR_WRITE;
+		c->t.exp_xfer_len = 512;
+		memset(c->buf, (uint8_t)i, 512);
+		c->iov.iov_base = c->buf;
+		c->iov.iov_len = 512;
+		c->t.iov = &c->iov;
+		c->t.iovcnt = 1;
+		c->t.done = chain_cb;
+		scsi_task_execute(&c->t);
+		if (i == 0)
+			cr_assert(gate_wait_parked(5));
+	}
+	cr_assert_eq(sbc_rangelock_waiters(fx.dev), N);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	cr_assert_eq(pthread_create(&th, &attr, release_gate, NULL), 0);
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	cr_assert_eq(atomic_load(&chain_done), N + 1);
+	cr_assert_eq(atomic_load(&chain_good), N + 1);
+	fx_expect(&fx, 5, 1, (uint8_t)N); /* granted in arrival order: the last one wins */
+	fx_fini(&fx);
+	free(ts);
+}
