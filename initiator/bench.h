@@ -55,7 +55,7 @@ struct ub_exec {
 	const struct ub_bench *bench;
 	char *const *targets; /* paths for this run (a prefix of --paths when sweeping) */
 	unsigned ntargets;
-	unsigned clone;	      /* 0..numjobs-1 */
+	unsigned clone; /* 0..numjobs-1 */
 	unsigned groupid;
 	struct ub_live *live;
 	void (*on_tick)(void *arg, const struct ub_tick *t);

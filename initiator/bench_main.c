@@ -34,9 +34,9 @@ static void print_errors(const struct ub_run *run)
 static const char *engine_name(const struct ub_bench *b, const struct ub_job *j)
 {
 	char note[256], err[256];
-	const struct ub_engine *e = ub_engine_resolve(j->ioengine, b->npaths ? b->paths[0]
-									      : j->filename,
-						      note, sizeof(note), err, sizeof(err));
+	const struct ub_engine *e =
+	    ub_engine_resolve(j->ioengine, b->npaths ? b->paths[0] : j->filename, note,
+			      sizeof(note), err, sizeof(err));
 	return e ? e->name : j->ioengine;
 }
 
@@ -65,7 +65,8 @@ static void bw_logs(const struct ub_run *run, const struct ub_joblist *jobs)
 		const char *prefix = NULL;
 		char err[600];
 		for (unsigned k = 0; k < jobs->n && !prefix; k++)
-			if (!strcmp(jobs->jobs[k].name, run->res[i].name) && jobs->jobs[k].bw_log[0])
+			if (!strcmp(jobs->jobs[k].name, run->res[i].name) &&
+			    jobs->jobs[k].bw_log[0])
 				prefix = jobs->jobs[k].bw_log;
 		if (prefix && !ub_write_bw_log(prefix, i, &run->res[i], err, sizeof(err)))
 			fprintf(stderr, "utgt-bench: bw log: %s\n", err);
@@ -136,7 +137,8 @@ static int run_rados(FILE *out, const struct ub_bench *b)
 	int rc;
 
 	st.bs = b->jobs.jobs[0].bs;
-	fprintf(out, "Maintaining %u concurrent writes of %llu bytes to LU for up to %llu seconds\n",
+	fprintf(out,
+		"Maintaining %u concurrent writes of %llu bytes to LU for up to %llu seconds\n",
 		b->jobs.jobs[0].iodepth, (unsigned long long)st.bs,
 		(unsigned long long)(b->jobs.jobs[0].runtime_ns / 1000000000ull));
 	rc = ub_run_jobs(b, &b->jobs, b->paths, b->npaths, &hooks, &run);
@@ -213,9 +215,9 @@ static int run_sweep(FILE *out, const struct ub_bench *b)
 			for (unsigned p = 0; p < run.res[0].npaths; p++)
 				fprintf(out, " %u=%.1f%%", p,
 					tot ? 100.0 *
-						      (double)(run.res[0].paths[p].ios[0] +
-							       run.res[0].paths[p].ios[1]) /
-						      (double)tot
+						  (double)(run.res[0].paths[p].ios[0] +
+							   run.res[0].paths[p].ios[1]) /
+						  (double)tot
 					    : 0.0);
 			fprintf(out, ")");
 		}

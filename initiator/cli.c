@@ -38,35 +38,36 @@ void ub_bench_free(struct ub_bench *b)
 
 void ub_cli_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: utgt-bench [options] [jobfile ...]\n"
-		"\n"
-		"Job options (fio syntax; options before the first --name apply to every job):\n"
-		"  --name=NAME --filename=URL|PATH --rw=read|write|randread|randwrite|rw|randrw\n"
-		"  --rwmixread=PCT --bs=SIZE --iodepth=N --numjobs=N --size=SIZE|PCT%% --offset=SIZE\n"
-		"  --runtime=TIME --time_based --ramp_time=TIME --stonewall --new_group\n"
-		"  --group_reporting --direct=0|1 --verify=crc32c --do_verify=0|1 --loops=N\n"
-		"  --randseed=N --ioengine=iscsi|block (libaio, io_uring, psync... map to block)\n"
-		"  --write_bw_log=PREFIX   per-second bandwidth log PREFIX_bw.N.log (fio format)\n"
-		"Targets: iscsi://[user%%secret@]host[:port]/target-iqn/lun, a block device or file\n"
-		"\n"
-		"Multipath:\n"
-		"  --paths=URL,URL,...      one LU over several paths (checked with VPD 83)\n"
-		"  --policy=rr|queue-length|alua   --rr-iops=N (switch path every N commands, 1)\n"
-		"  --sweep-paths=1,2,4      run the workload over 1..N paths, table + PNG\n"
-		"  --sweep-plot=FILE.png    (utgt-bench-sweep.png)\n"
-		"  --reconnect-delay=TIME (500ms) --no-path-timeout=TIME (15s) --max-retries=N (32)\n"
-		"\n"
-		"iSCSI session (libiscsi):\n"
-		"  --initiator-name=IQN --header-digest=none|crc32c|none,crc32c|crc32c,none\n"
-		"  --data-digest=none|crc32c --nodelay=0|1 --max-recv-dsl=BYTES\n"
-		"  --initial-r2t=yes|no --immediate-data=yes|no --connect-timeout=TIME (5s)\n"
-		"  --io-timeout=SECONDS (30)\n"
-		"\n"
-		"Presets and output:\n"
-		"  --preset=cdm|seed-rbd|rados-bench   --cdm-passes=N (1)\n"
-		"  --output-format=normal|json --output=FILE --progress=auto|always|never\n"
-		"  --help --version\n");
+	fprintf(
+	    f,
+	    "usage: utgt-bench [options] [jobfile ...]\n"
+	    "\n"
+	    "Job options (fio syntax; options before the first --name apply to every job):\n"
+	    "  --name=NAME --filename=URL|PATH --rw=read|write|randread|randwrite|rw|randrw\n"
+	    "  --rwmixread=PCT --bs=SIZE --iodepth=N --numjobs=N --size=SIZE|PCT%% --offset=SIZE\n"
+	    "  --runtime=TIME --time_based --ramp_time=TIME --stonewall --new_group\n"
+	    "  --group_reporting --direct=0|1 --verify=crc32c --do_verify=0|1 --loops=N\n"
+	    "  --randseed=N --ioengine=iscsi|block (libaio, io_uring, psync... map to block)\n"
+	    "  --write_bw_log=PREFIX   per-second bandwidth log PREFIX_bw.N.log (fio format)\n"
+	    "Targets: iscsi://[user%%secret@]host[:port]/target-iqn/lun, a block device or file\n"
+	    "\n"
+	    "Multipath:\n"
+	    "  --paths=URL,URL,...      one LU over several paths (checked with VPD 83)\n"
+	    "  --policy=rr|queue-length|alua   --rr-iops=N (switch path every N commands, 1)\n"
+	    "  --sweep-paths=1,2,4      run the workload over 1..N paths, table + PNG\n"
+	    "  --sweep-plot=FILE.png    (utgt-bench-sweep.png)\n"
+	    "  --reconnect-delay=TIME (500ms) --no-path-timeout=TIME (15s) --max-retries=N (32)\n"
+	    "\n"
+	    "iSCSI session (libiscsi):\n"
+	    "  --initiator-name=IQN --header-digest=none|crc32c|none,crc32c|crc32c,none\n"
+	    "  --data-digest=none|crc32c --nodelay=0|1 --max-recv-dsl=BYTES\n"
+	    "  --initial-r2t=yes|no --immediate-data=yes|no --connect-timeout=TIME (5s)\n"
+	    "  --io-timeout=SECONDS (30)\n"
+	    "\n"
+	    "Presets and output:\n"
+	    "  --preset=cdm|seed-rbd|rados-bench   --cdm-passes=N (1)\n"
+	    "  --output-format=normal|json --output=FILE --progress=auto|always|never\n"
+	    "  --help --version\n");
 }
 
 struct kv {
@@ -283,8 +284,7 @@ static bool apply_globals(struct ub_job *j, const struct kv *g, unsigned n, enum
 	return true;
 }
 
-bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset,
-		  struct diag *d)
+bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset, struct diag *d)
 {
 	struct kv *glob = calloc((size_t)argc + 1, sizeof(*glob));
 	unsigned nglob = 0;
@@ -408,9 +408,11 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 	for (unsigned i = 0; ok && i < b->jobs.n; i++) {
 		char err[600];
 		if (!b->jobs.jobs[i].name[0])
-			snprintf(b->jobs.jobs[i].name, sizeof(b->jobs.jobs[i].name), "job%u", i + 1);
+			snprintf(b->jobs.jobs[i].name, sizeof(b->jobs.jobs[i].name), "job%u",
+				 i + 1);
 		if (!ub_job_validate(&b->jobs.jobs[i], err, sizeof(err))) {
-			d->file = b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
+			d->file =
+			    b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
 			diag_error(d, b->jobs.jobs[i].line, "%s", err);
 			ok = false;
 		}
@@ -418,7 +420,8 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 	if (ok && b->nsweep) {
 		for (unsigned i = 0; i < b->nsweep; i++)
 			if (b->sweep[i] > b->npaths) {
-				diag_error(d, 0, "--sweep-paths asks for %u paths but --paths gives %u",
+				diag_error(d, 0,
+					   "--sweep-paths asks for %u paths but --paths gives %u",
 					   b->sweep[i], b->npaths);
 				ok = false;
 				break;

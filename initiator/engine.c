@@ -16,12 +16,12 @@ uint64_t ub_now_ns(void)
 }
 
 static const char *const kernel_engines[] = {
-	"libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "vsync", "mmap",
-	"block",
+    "libaio",  "io_uring", "psync", "sync", "pvsync",
+    "pvsync2", "posixaio", "vsync", "mmap", "block",
 };
 
-const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *filename,
-					  char *note, size_t notelen, char *err, size_t errlen)
+const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *filename, char *note,
+					  size_t notelen, char *err, size_t errlen)
 {
 	bool kernel = false;
 
@@ -50,7 +50,8 @@ const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *file
 		return NULL;
 	}
 	if (strcmp(ioengine, "block") && strcmp(ioengine, "io_uring"))
-		snprintf(note, notelen, "ioengine=%s served by the io_uring block engine", ioengine);
+		snprintf(note, notelen, "ioengine=%s served by the io_uring block engine",
+			 ioengine);
 	return &ub_engine_block;
 }
 

@@ -91,8 +91,8 @@ extern const struct ub_engine ub_engine_block;
 /* Choose the engine for a job: an iscsi:// filename means iSCSI whatever ioengine says;
  * the kernel engines fio users name (libaio, io_uring, psync, sync...) mean the block engine.
  * NULL with a reason in err when the name is something we do not have. */
-const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *filename,
-					  char *note, size_t notelen, char *err, size_t errlen);
+const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *filename, char *note,
+					  size_t notelen, char *err, size_t errlen);
 
 uint64_t ub_now_ns(void);
 

@@ -92,8 +92,8 @@ static int blk_connect(struct ub_epath *ep)
 		uint64_t bytes = 0;
 		int lbs = 512;
 		if (ioctl(p->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(p->fd, BLKSSZGET, &lbs) < 0) {
-			snprintf(p->err, sizeof(p->err), "%s: cannot read device size: %s",
-				 p->path, strerror(errno));
+			snprintf(p->err, sizeof(p->err), "%s: cannot read device size: %s", p->path,
+				 strerror(errno));
 			blk_close(p);
 			return -1;
 		}
@@ -268,16 +268,16 @@ static unsigned blk_inflight(struct ub_epath *ep)
 }
 
 const struct ub_engine ub_engine_block = {
-	.name = "block",
-	.create = blk_create,
-	.destroy = blk_destroy,
-	.connect = blk_connect,
-	.disconnect = blk_disconnect,
-	.state = blk_state,
-	.last_error = blk_last_error,
-	.pollfd = blk_pollfd,
-	.service = blk_service,
-	.submit = blk_submit,
-	.geometry = blk_geometry,
-	.inflight = blk_inflight,
+    .name = "block",
+    .create = blk_create,
+    .destroy = blk_destroy,
+    .connect = blk_connect,
+    .disconnect = blk_disconnect,
+    .state = blk_state,
+    .last_error = blk_last_error,
+    .pollfd = blk_pollfd,
+    .service = blk_service,
+    .submit = blk_submit,
+    .geometry = blk_geometry,
+    .inflight = blk_inflight,
 };

@@ -18,7 +18,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum phase { PH_IDLE, PH_LOGIN, PH_READCAP, PH_UP };
+/* Connection setup runs as a chain of callbacks: TCP connect -> login -> TEST UNIT READY
+ * (absorbing the UNIT ATTENTIONs a fresh nexus reports) -> READ CAPACITY(16) -> up. */
+enum phase { PH_IDLE, PH_TCP, PH_LOGIN, PH_TUR, PH_READCAP, PH_UP };
 
 struct iscsi_path {
 	struct ub_iscsi_url url;
@@ -34,8 +36,9 @@ struct iscsi_path {
 	uint64_t nblocks;
 	unsigned inflight;
 	uint8_t readcap[32];
-	struct ub_io readcap_io;
-	struct iovec readcap_iov;
+	struct ub_io setup_io; /* TEST UNIT READY / READ CAPACITY(16) while connecting */
+	struct iovec setup_iov;
+	unsigned tur_tries;
 };
 
 #define P(ep) ((struct iscsi_path *)(ep))
@@ -148,63 +151,67 @@ static void isc_destroy(struct ub_epath *ep)
 	free(ep);
 }
 
-static void readcap_done(struct ub_io *io);
+static int send_io(struct iscsi_path *p, struct ub_io *io);
+static void setup_done(struct ub_io *io);
 
-static void connect_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
+static void setup_cmd(struct iscsi_path *p, enum phase ph)
 {
-	struct iscsi_path *p = priv;
-	uint8_t cdb[16];
+	struct ub_io *io = &p->setup_io;
 
-	(void)data;
-	if (ctx != p->ctx)
-		return;
-	if (status != SCSI_STATUS_GOOD) {
-		/* Either the connect/login failed, or (libiscsi may call twice) an
-		 * established connection went away. */
-		if (p->phase == PH_LOGIN) {
-			const char *lib = iscsi_get_error(ctx);
-			if (!login_failure(p, lib))
-				snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): %s",
-					 p->url.portal, p->url.target, lib_reason(lib));
-			p->failed = true;
-		} else {
-			fail(p, "connection lost");
-		}
-		return;
+	memset(io, 0, sizeof(*io));
+	p->phase = ph;
+	if (ph == PH_TUR) {
+		io->cdb_len = 6; /* TEST UNIT READY: all zero */
+	} else {
+		ub_cdb_readcap16(io->cdb, sizeof(p->readcap));
+		io->cdb_len = 16;
+		io->xfer_len = sizeof(p->readcap);
+		p->setup_iov.iov_base = p->readcap;
+		p->setup_iov.iov_len = sizeof(p->readcap);
+		io->iov = &p->setup_iov;
+		io->iovcnt = 1;
 	}
-	/* Logged in and the LUN answered TEST UNIT READY: learn the geometry. */
-	p->phase = PH_READCAP;
-	memset(&p->readcap_io, 0, sizeof(p->readcap_io));
-	ub_cdb_readcap16(cdb, sizeof(p->readcap));
-	memcpy(p->readcap_io.cdb, cdb, 16);
-	p->readcap_io.cdb_len = 16;
-	p->readcap_io.xfer_len = sizeof(p->readcap);
-	p->readcap_iov.iov_base = p->readcap;
-	p->readcap_iov.iov_len = sizeof(p->readcap);
-	p->readcap_io.iov = &p->readcap_iov;
-	p->readcap_io.iovcnt = 1;
-	p->readcap_io.done = readcap_done;
-	p->readcap_io.owner = p;
-	p->phase = PH_UP; /* submit() only accepts I/O on an UP path */
-	if (ub_engine_iscsi.submit((struct ub_epath *)p, &p->readcap_io) < 0) {
-		fail(p, "cannot send READ CAPACITY(16)");
-		return;
-	}
-	p->phase = PH_READCAP;
+	io->done = setup_done;
+	io->owner = p;
+	if (send_io(p, io) < 0)
+		fail(p, ph == PH_TUR ? "cannot send TEST UNIT READY" : "cannot send READ CAPACITY");
 }
 
-static void readcap_done(struct ub_io *io)
+static void setup_done(struct ub_io *io)
 {
 	struct iscsi_path *p = io->owner;
 	const uint8_t *b = p->readcap;
 	uint64_t last = 0;
 
-	if (io->result != UB_IO_OK) {
-		if (io->result == UB_IO_SCSI_ERROR)
+	if (io->result == UB_IO_PATH_ERROR) {
+		fail(p, "connection lost while setting up");
+		return;
+	}
+	if (p->phase == PH_TUR) {
+		/* A new nexus starts with UNIT ATTENTIONs (power on, reset...): consume them. */
+		if (io->result == UB_IO_SCSI_ERROR && io->sense_key == 6 && ++p->tur_tries < 16) {
+			setup_cmd(p, PH_TUR);
+			return;
+		}
+		if (io->result == UB_IO_SCSI_ERROR && io->sense_key != 6) {
 			snprintf(p->err, sizeof(p->err),
-				 "READ CAPACITY(16) on %s LUN %d failed: %s, ASC/ASCQ %02x/%02x",
-				 p->url.portal, p->url.lun, ub_sense_key_str(io->sense_key), io->asc,
-				 io->ascq);
+				 "LUN %d at %s refused TEST UNIT READY: %s, ASC/ASCQ %02x/%02x%s",
+				 p->url.lun, p->url.portal, ub_sense_key_str(io->sense_key),
+				 io->asc, io->ascq,
+				 io->asc == 0x25   ? " (logical unit not supported)"
+				 : io->asc == 0x04 ? " (logical unit not ready)"
+						   : "");
+			p->failed = true;
+			return;
+		}
+		setup_cmd(p, PH_READCAP);
+		return;
+	}
+	if (io->result != UB_IO_OK) {
+		snprintf(p->err, sizeof(p->err),
+			 "READ CAPACITY(16) on %s LUN %d failed: %s, ASC/ASCQ %02x/%02x",
+			 p->url.portal, p->url.lun, ub_sense_key_str(io->sense_key), io->asc,
+			 io->ascq);
 		p->failed = true;
 		return;
 	}
@@ -219,6 +226,49 @@ static void readcap_done(struct ub_io *io)
 		return;
 	}
 	p->phase = PH_UP;
+}
+
+static void login_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
+{
+	struct iscsi_path *p = priv;
+
+	(void)data;
+	if (ctx != p->ctx)
+		return;
+	if (status != SCSI_STATUS_GOOD) {
+		const char *lib = iscsi_get_error(ctx);
+		if (!login_failure(p, lib))
+			snprintf(p->err, sizeof(p->err), "login to %s at %s failed: %s",
+				 p->url.target, p->url.portal, lib_reason(lib));
+		p->failed = true;
+		return;
+	}
+	p->tur_tries = 0;
+	setup_cmd(p, PH_TUR);
+}
+
+static void tcp_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
+{
+	struct iscsi_path *p = priv;
+
+	(void)data;
+	if (ctx != p->ctx)
+		return;
+	if (status != SCSI_STATUS_GOOD) {
+		if (p->phase == PH_TCP)
+			snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): %s",
+				 p->url.portal, p->url.target, lib_reason(iscsi_get_error(ctx)));
+		else
+			fail(p, "connection lost");
+		p->failed = true;
+		return;
+	}
+	p->phase = PH_LOGIN;
+	if (iscsi_login_async(ctx, login_cb, p) != 0) {
+		snprintf(p->err, sizeof(p->err), "cannot start login to %s: %s", p->url.portal,
+			 iscsi_get_error(ctx));
+		p->failed = true;
+	}
 }
 
 static int isc_connect(struct ub_epath *ep)
@@ -257,10 +307,12 @@ static int isc_connect(struct ub_epath *ep)
 	if (o->io_timeout_s)
 		iscsi_set_timeout(ctx, (int)o->io_timeout_s);
 	p->ctx = ctx;
-	p->phase = PH_LOGIN;
-	p->deadline = ub_now_ns() + (uint64_t)(o->connect_timeout_ms ? o->connect_timeout_ms
-								     : 5000) * 1000000ull;
-	if (iscsi_full_connect_async(ctx, p->url.portal, p->url.lun, connect_cb, p) != 0) {
+	p->phase = PH_TCP;
+	p->deadline = ub_now_ns() +
+		      (uint64_t)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000) * 1000000ull;
+	/* Not iscsi_full_connect_async(): its bookkeeping leaks when a context is destroyed
+	 * mid-login (a connect timeout), and its TEST UNIT READY is one we do ourselves. */
+	if (iscsi_connect_async(ctx, p->url.portal, tcp_cb, p) != 0) {
 		snprintf(p->err, sizeof(p->err), "cannot connect to %s: %s", p->url.portal,
 			 iscsi_get_error(ctx));
 		teardown(p);
@@ -309,7 +361,7 @@ static int isc_pollfd(struct ub_epath *ep, struct pollfd *pfd)
 	if (!ev)
 		return 0;
 	pfd->fd = iscsi_get_fd(p->ctx);
-	pfd->events = (short)(ev | (p->phase == PH_LOGIN ? 0 : POLLRDHUP));
+	pfd->events = (short)(ev | (p->phase == PH_TCP ? 0 : POLLRDHUP));
 	pfd->revents = 0;
 	return pfd->fd >= 0;
 }
@@ -384,16 +436,15 @@ static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
 	io->done(io);
 }
 
-static int isc_submit(struct ub_epath *ep, struct ub_io *io)
+static int send_io(struct iscsi_path *p, struct ub_io *io)
 {
-	struct iscsi_path *p = P(ep);
 	struct scsi_task *task;
 	uint8_t cdb[16];
 
-	if (!p->ctx || p->phase != PH_UP || p->failed)
-		return -EAGAIN;
 	if (io->cdb_len) {
-		task = scsi_create_task(io->cdb_len, io->cdb, SCSI_XFER_READ, (int)io->xfer_len);
+		task = scsi_create_task(io->cdb_len, io->cdb,
+					io->xfer_len ? SCSI_XFER_READ : SCSI_XFER_NONE,
+					(int)io->xfer_len);
 	} else {
 		ub_cdb_rw16(cdb, io->write, io->lba, io->nblocks);
 		task = scsi_create_task(16, cdb, io->write ? SCSI_XFER_WRITE : SCSI_XFER_READ,
@@ -403,9 +454,9 @@ static int isc_submit(struct ub_epath *ep, struct ub_io *io)
 		return -ENOMEM;
 	if (io->write)
 		scsi_task_set_iov_out(task, (struct scsi_iovec *)io->iov, io->iovcnt);
-	else
+	else if (io->iovcnt)
 		scsi_task_set_iov_in(task, (struct scsi_iovec *)io->iov, io->iovcnt);
-	io->eng_path = ep;
+	io->eng_path = (struct ub_epath *)p;
 	io->eng_task = task;
 	if (iscsi_scsi_command_async(p->ctx, p->url.lun, task, io_cb, NULL, io) != 0) {
 		scsi_free_scsi_task(task);
@@ -415,6 +466,15 @@ static int isc_submit(struct ub_epath *ep, struct ub_io *io)
 	}
 	p->inflight++;
 	return 0;
+}
+
+static int isc_submit(struct ub_epath *ep, struct ub_io *io)
+{
+	struct iscsi_path *p = P(ep);
+
+	if (!p->ctx || p->phase != PH_UP || p->failed)
+		return -EAGAIN;
+	return send_io(p, io);
 }
 
 static void isc_geometry(struct ub_epath *ep, uint32_t *bs, uint64_t *nblocks)
@@ -429,16 +489,16 @@ static unsigned isc_inflight(struct ub_epath *ep)
 }
 
 const struct ub_engine ub_engine_iscsi = {
-	.name = "iscsi",
-	.create = isc_create,
-	.destroy = isc_destroy,
-	.connect = isc_connect,
-	.disconnect = isc_disconnect,
-	.state = isc_state,
-	.last_error = isc_last_error,
-	.pollfd = isc_pollfd,
-	.service = isc_service,
-	.submit = isc_submit,
-	.geometry = isc_geometry,
-	.inflight = isc_inflight,
+    .name = "iscsi",
+    .create = isc_create,
+    .destroy = isc_destroy,
+    .connect = isc_connect,
+    .disconnect = isc_disconnect,
+    .state = isc_state,
+    .last_error = isc_last_error,
+    .pollfd = isc_pollfd,
+    .service = isc_service,
+    .submit = isc_submit,
+    .geometry = isc_geometry,
+    .inflight = isc_inflight,
 };

@@ -4,9 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-const double ub_default_percentiles[] = {1.0,  5.0,  10.0, 20.0, 30.0,  40.0,  50.0, 60.0,
-					 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-					 99.99};
+const double ub_default_percentiles[] = {1.0,  5.0,  10.0, 20.0, 30.0, 40.0, 50.0,  60.0, 70.0,
+					 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99};
 const size_t ub_default_npercentiles = sizeof(ub_default_percentiles) / sizeof(double);
 
 unsigned ub_hist_index(uint64_t v)
@@ -68,7 +67,8 @@ uint64_t ub_hist_percentile(const struct ub_hist *h, double p)
 	for (unsigned i = 0; i < UB_HIST_BUCKETS; i++) {
 		seen += h->bucket[i];
 		if (seen >= rank)
-			return ub_hist_bucket_lo(i) + (ub_hist_bucket_hi(i) - ub_hist_bucket_lo(i)) / 2;
+			return ub_hist_bucket_lo(i) +
+			       (ub_hist_bucket_hi(i) - ub_hist_bucket_lo(i)) / 2;
 	}
 	return ub_hist_bucket_hi(UB_HIST_BUCKETS - 1);
 }

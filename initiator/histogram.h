@@ -11,10 +11,10 @@
  * 2^UB_HIST_SUB_BITS linear buckets, so a bucket is at most 1/64 (1.6%) wide relative to its
  * value.  Values are nanoseconds; the top group ends at 2^UB_HIST_MAX_BITS ns (~4.9 hours). */
 #define UB_HIST_SUB_BITS 6
-#define UB_HIST_SUB (1u << UB_HIST_SUB_BITS)
+#define UB_HIST_SUB	 (1u << UB_HIST_SUB_BITS)
 #define UB_HIST_MAX_BITS 44
-#define UB_HIST_GROUPS (UB_HIST_MAX_BITS - UB_HIST_SUB_BITS + 1)
-#define UB_HIST_BUCKETS (UB_HIST_GROUPS * UB_HIST_SUB)
+#define UB_HIST_GROUPS	 (UB_HIST_MAX_BITS - UB_HIST_SUB_BITS + 1)
+#define UB_HIST_BUCKETS	 (UB_HIST_GROUPS * UB_HIST_SUB)
 
 struct ub_hist {
 	uint64_t total;

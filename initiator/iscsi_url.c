@@ -39,7 +39,8 @@ static bool pct_decode(char *s)
 
 	for (char *r = s; *r; r++) {
 		if (*r == '%') {
-			int hi = hexval((unsigned char)r[1]), lo = hi < 0 ? -1 : hexval((unsigned char)r[2]);
+			int hi = hexval((unsigned char)r[1]),
+			    lo = hi < 0 ? -1 : hexval((unsigned char)r[2]);
 			if (hi < 0 || lo < 0)
 				return false;
 			*w++ = (char)(hi * 16 + lo);
@@ -86,7 +87,8 @@ bool ub_iscsi_url_parse(const char *s, struct ub_iscsi_url *u, char *err, size_t
 			FAIL("empty CHAP user name before '@'");
 		if (!copy_span(u->user, sizeof(u->user), p, ulen))
 			FAIL("CHAP user name too long");
-		if (pct && !copy_span(u->secret, sizeof(u->secret), pct + 1, (size_t)(at - pct - 1)))
+		if (pct &&
+		    !copy_span(u->secret, sizeof(u->secret), pct + 1, (size_t)(at - pct - 1)))
 			FAIL("CHAP secret too long");
 		p = at + 1;
 	}

@@ -11,8 +11,8 @@
 struct ub_iscsi_url {
 	char user[UB_URL_FIELD];
 	char secret[UB_URL_FIELD];
-	char host[UB_URL_FIELD]; /* without IPv6 brackets */
-	int port;		 /* 3260 when absent */
+	char host[UB_URL_FIELD];       /* without IPv6 brackets */
+	int port;		       /* 3260 when absent */
 	char portal[UB_URL_FIELD + 8]; /* "host:port" or "[v6]:port", as libiscsi takes it */
 	char target[UB_URL_FIELD];     /* %XX-decoded */
 	int lun;

@@ -156,8 +156,8 @@ static void io_done(struct ub_mio *mio)
 	if (mio->io.result != UB_IO_OK) {
 		if (jr->verify && write)
 			jr->vt.gen[s->chunk] = 0;
-		fail_job(jr, "%s error on LBA %llu (+%u blocks): %s",
-			 write ? "write" : "read", (unsigned long long)mio->io.lba, mio->io.nblocks,
+		fail_job(jr, "%s error on LBA %llu (+%u blocks): %s", write ? "write" : "read",
+			 (unsigned long long)mio->io.lba, mio->io.nblocks,
 			 mio->errmsg[0] ? mio->errmsg : "I/O error");
 	} else if (jr->verify && write) {
 		jr->vt.gen[s->chunk] = s->gen;
@@ -252,16 +252,16 @@ static void tick(struct jrun *jr)
 	}
 	if (jr->x->on_tick) {
 		struct ub_tick t = {
-			.sec = jr->sec,
-			.inflight = jr->inflight,
-			.started = jr->started,
-			.finished = jr->finished,
-			.bytes_total = jr->res->d[0].bytes + jr->res->d[1].bytes,
-			.bytes_sec = jr->sec_bytes[0] + jr->sec_bytes[1],
-			.last_lat_s = (double)jr->last_lat / 1e9,
-			.avg_lat_s = jr->tick_lat.mean / 1e9,
-			.min_lat_s = (double)jr->tick_lat.min / 1e9,
-			.max_lat_s = (double)jr->tick_lat.max / 1e9,
+		    .sec = jr->sec,
+		    .inflight = jr->inflight,
+		    .started = jr->started,
+		    .finished = jr->finished,
+		    .bytes_total = jr->res->d[0].bytes + jr->res->d[1].bytes,
+		    .bytes_sec = jr->sec_bytes[0] + jr->sec_bytes[1],
+		    .last_lat_s = (double)jr->last_lat / 1e9,
+		    .avg_lat_s = jr->tick_lat.mean / 1e9,
+		    .min_lat_s = (double)jr->tick_lat.min / 1e9,
+		    .max_lat_s = (double)jr->tick_lat.max / 1e9,
 		};
 		jr->x->on_tick(jr->x->tick_arg, &t);
 	}
@@ -330,7 +330,8 @@ static bool setup_region(struct jrun *jr, char *err, size_t errlen)
 		return false;
 	}
 	if (off % jr->lbs || off >= cap) {
-		snprintf(err, errlen, "offset=%llu is not aligned to %u or beyond the LU (%llu bytes)",
+		snprintf(err, errlen,
+			 "offset=%llu is not aligned to %u or beyond the LU (%llu bytes)",
 			 (unsigned long long)off, jr->lbs, (unsigned long long)cap);
 		return false;
 	}
@@ -340,8 +341,8 @@ static bool setup_region(struct jrun *jr, char *err, size_t errlen)
 	if (!size || size > cap - off) {
 		if (size > cap - off)
 			snprintf(jr->res->note, sizeof(jr->res->note),
-				 "size=%llu capped to the LU's %llu bytes", (unsigned long long)size,
-				 (unsigned long long)(cap - off));
+				 "size=%llu capped to the LU's %llu bytes",
+				 (unsigned long long)size, (unsigned long long)(cap - off));
 		size = cap - off;
 	}
 	/* Verifying clones get their own slice: two writers on one block cannot be checked. */

@@ -21,43 +21,63 @@ struct opt_def {
 #define S(field) O(field), sizeof(((struct ub_job *)0)->field)
 
 static const struct opt_def opts[] = {
-	{"name", T_STR, S(name), 0, 0},
-	{"filename", T_STR, S(filename), 0, 0},
-	{"ioengine", T_STR, S(ioengine), 0, 0},
-	{"rw", T_RW, O(rw), 0, 0, 0},
-	{"readwrite", T_RW, O(rw), 0, 0, 0},
-	{"rwmixread", T_UINT, O(rwmixread), 0, 0, 100},
-	{"rwmixwrite", T_MIXW, O(rwmixread), 0, 0, 100},
-	{"bs", T_SIZE, O(bs), 0, 1, 1ull << 30},
-	{"blocksize", T_SIZE, O(bs), 0, 1, 1ull << 30},
-	{"iodepth", T_UINT, O(iodepth), 0, 1, 65536},
-	{"numjobs", T_UINT, O(numjobs), 0, 1, 1024},
-	{"size", T_SIZE_OR_PCT, O(size), 0, 0, UINT64_MAX},
-	{"offset", T_SIZE, O(offset), 0, 0, UINT64_MAX},
-	{"runtime", T_TIME, O(runtime_ns), 0, 0, UINT64_MAX},
-	{"timeout", T_TIME, O(runtime_ns), 0, 0, UINT64_MAX},
-	{"time_based", T_FLAG, O(time_based), 0, 0, 0},
-	{"ramp_time", T_TIME, O(ramp_ns), 0, 0, UINT64_MAX},
-	{"stonewall", T_FLAG, O(stonewall), 0, 0, 0},
-	{"wait_for_previous", T_FLAG, O(stonewall), 0, 0, 0},
-	{"new_group", T_FLAG, O(new_group), 0, 0, 0},
-	{"group_reporting", T_FLAG, O(group_reporting), 0, 0, 0},
-	{"direct", T_FLAG, O(direct), 0, 0, 0},
-	{"verify", T_VERIFY, O(verify), 0, 0, 0},
-	{"do_verify", T_FLAG, O(do_verify), 0, 0, 0},
-	{"loops", T_UINT, O(loops), 0, 1, 1000000},
-	{"randseed", T_UINT, O(randseed), 0, 0, UINT64_MAX},
-	{"write_bw_log", T_STR, S(bw_log), 0, 0},
+    {"name", T_STR, S(name), 0, 0},
+    {"filename", T_STR, S(filename), 0, 0},
+    {"ioengine", T_STR, S(ioengine), 0, 0},
+    {"rw", T_RW, O(rw), 0, 0, 0},
+    {"readwrite", T_RW, O(rw), 0, 0, 0},
+    {"rwmixread", T_UINT, O(rwmixread), 0, 0, 100},
+    {"rwmixwrite", T_MIXW, O(rwmixread), 0, 0, 100},
+    {"bs", T_SIZE, O(bs), 0, 1, 1ull << 30},
+    {"blocksize", T_SIZE, O(bs), 0, 1, 1ull << 30},
+    {"iodepth", T_UINT, O(iodepth), 0, 1, 65536},
+    {"numjobs", T_UINT, O(numjobs), 0, 1, 1024},
+    {"size", T_SIZE_OR_PCT, O(size), 0, 0, UINT64_MAX},
+    {"offset", T_SIZE, O(offset), 0, 0, UINT64_MAX},
+    {"runtime", T_TIME, O(runtime_ns), 0, 0, UINT64_MAX},
+    {"timeout", T_TIME, O(runtime_ns), 0, 0, UINT64_MAX},
+    {"time_based", T_FLAG, O(time_based), 0, 0, 0},
+    {"ramp_time", T_TIME, O(ramp_ns), 0, 0, UINT64_MAX},
+    {"stonewall", T_FLAG, O(stonewall), 0, 0, 0},
+    {"wait_for_previous", T_FLAG, O(stonewall), 0, 0, 0},
+    {"new_group", T_FLAG, O(new_group), 0, 0, 0},
+    {"group_reporting", T_FLAG, O(group_reporting), 0, 0, 0},
+    {"direct", T_FLAG, O(direct), 0, 0, 0},
+    {"verify", T_VERIFY, O(verify), 0, 0, 0},
+    {"do_verify", T_FLAG, O(do_verify), 0, 0, 0},
+    {"loops", T_UINT, O(loops), 0, 1, 1000000},
+    {"randseed", T_UINT, O(randseed), 0, 0, UINT64_MAX},
+    {"write_bw_log", T_STR, S(bw_log), 0, 0},
 };
 
 /* fio options accepted so that existing job files run, which change nothing here: the
  * engines are asynchronous and direct, buffers are ours, and there is no page cache. */
 static const char *const ignored[] = {
-	"thread",	  "invalidate",	   "norandommap",  "randrepeat",   "refill_buffers",
-	"scramble_buffers", "gtod_reduce", "disable_lat", "disable_clat", "disable_slat",
-	"iodepth_batch",  "iodepth_batch_complete", "iodepth_low",  "description",  "buffered",
-	"fadvise_hint",	  "overwrite",	   "create_on_open", "allow_mounted_write", "ioscheduler",
-	"kb_base",	  "unit_base",	   "clat_percentiles", "lat_percentiles", "log_avg_msec",
+    "thread",
+    "invalidate",
+    "norandommap",
+    "randrepeat",
+    "refill_buffers",
+    "scramble_buffers",
+    "gtod_reduce",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "iodepth_batch",
+    "iodepth_batch_complete",
+    "iodepth_low",
+    "description",
+    "buffered",
+    "fadvise_hint",
+    "overwrite",
+    "create_on_open",
+    "allow_mounted_write",
+    "ioscheduler",
+    "kb_base",
+    "unit_base",
+    "clat_percentiles",
+    "lat_percentiles",
+    "log_avg_msec",
 };
 
 static void normalize(const char *key, char *out, size_t n)
@@ -110,8 +130,8 @@ void ub_job_defaults(struct ub_job *j)
 }
 
 static const char *const rw_names[] = {
-	[UB_RW_READ] = "read",	 [UB_RW_WRITE] = "write", [UB_RW_RANDREAD] = "randread",
-	[UB_RW_RANDWRITE] = "randwrite", [UB_RW_RW] = "rw", [UB_RW_RANDRW] = "randrw",
+    [UB_RW_READ] = "read",	     [UB_RW_WRITE] = "write", [UB_RW_RANDREAD] = "randread",
+    [UB_RW_RANDWRITE] = "randwrite", [UB_RW_RW] = "rw",	      [UB_RW_RANDRW] = "randrw",
 };
 
 const char *ub_rw_name(enum ub_rw rw)
@@ -166,8 +186,10 @@ enum ub_opt_result ub_job_set(struct ub_job *j, const char *key, const char *val
 
 	if (!o) {
 		if (is_ignored(key)) {
-			snprintf(err, errlen, "option '%s' has no effect here (accepted for fio "
-					      "compatibility)", key);
+			snprintf(err, errlen,
+				 "option '%s' has no effect here (accepted for fio "
+				 "compatibility)",
+				 key);
 			return UB_OPT_IGNORED;
 		}
 		snprintf(err, errlen, "unknown option '%s'", key);
@@ -236,8 +258,8 @@ enum ub_opt_result ub_job_set(struct ub_job *j, const char *key, const char *val
 		if (!ub_parse_uint(val, &v))
 			BAD("%s: invalid number '%s'", key, val);
 		if (v < o->min || v > o->max)
-			BAD("%s: %s out of range (%llu..%llu)", key, val, (unsigned long long)o->min,
-			    (unsigned long long)o->max);
+			BAD("%s: %s out of range (%llu..%llu)", key, val,
+			    (unsigned long long)o->min, (unsigned long long)o->max);
 		if (o->type == T_MIXW)
 			v = 100 - v;
 		if (o->off == O(randseed)) {

@@ -19,8 +19,8 @@ struct ub_mio {
 	struct ub_io io; /* the command; io.done/io.owner belong to multipath */
 	void (*done)(struct ub_mio *m);
 	void *owner;
-	int path;	 /* path that completed it (or last tried) */
-	unsigned tries;	 /* retries so far */
+	int path;	/* path that completed it (or last tried) */
+	unsigned tries; /* retries so far */
 	uint64_t submit_ns;
 	uint64_t path_submit_ns;
 	uint64_t wait_since_ns; /* waiting for any path since (no-path timeout) */
@@ -92,6 +92,7 @@ struct ub_mpath {
 	struct ub_mpath_event *ev;
 	unsigned nev, evcap;
 	uint64_t t0;
+	uint64_t last_tick_ns;
 	uint64_t retries, failovers;
 };
 
@@ -106,7 +107,7 @@ void ub_mpath_submit(struct ub_mpath *m, struct ub_mio *mio);
 unsigned ub_mpath_poll(struct ub_mpath *m, int timeout_ms);
 void ub_mpath_reset_stats(struct ub_mpath *m);
 void ub_mpath_event(struct ub_mpath *m, int path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 const char *ub_mp_state_str(enum ub_mp_state s);
 /* Test hook and operator action: fail a path now as if its connection dropped. */
 void ub_mpath_fail_path(struct ub_mpath *m, unsigned idx, const char *why);

@@ -14,8 +14,7 @@ static bool can_serve(int alua)
 /* Candidate set: usable paths in the best ALUA class present.  For the ALUA policy the
  * classes are AO (or unknown) > ANO > anything usable; for the others only ports that can
  * serve I/O at all (not standby/unavailable/offline), unless no other path is left. */
-static unsigned candidates(enum ub_policy pol, const struct ub_path_view *v, unsigned n,
-			   bool *cand)
+static unsigned candidates(enum ub_policy pol, const struct ub_path_view *v, unsigned n, bool *cand)
 {
 	unsigned cnt = 0;
 
@@ -77,9 +76,12 @@ int ub_policy_pick(enum ub_policy pol, unsigned rr_iops, struct ub_rr *rr,
 const char *ub_policy_name(enum ub_policy pol)
 {
 	switch (pol) {
-	case UB_POL_RR: return "rr";
-	case UB_POL_QUEUE_LENGTH: return "queue-length";
-	case UB_POL_ALUA: return "alua";
+	case UB_POL_RR:
+		return "rr";
+	case UB_POL_QUEUE_LENGTH:
+		return "queue-length";
+	case UB_POL_ALUA:
+		return "alua";
 	}
 	return "?";
 }

@@ -54,8 +54,8 @@ uint64_t ub_cdm_test_size(const struct ub_job *base)
 	return base->size ? base->size : 1ull << 30;
 }
 
-static bool add(struct ub_joblist *out, const struct ub_job *base, const char *name,
-		enum ub_rw rw, uint64_t bs, unsigned qd, uint64_t runtime_ns)
+static bool add(struct ub_joblist *out, const struct ub_job *base, const char *name, enum ub_rw rw,
+		uint64_t bs, unsigned qd, uint64_t runtime_ns)
 {
 	struct ub_job *j = ub_joblist_add(out, base);
 
@@ -93,10 +93,10 @@ bool ub_preset_jobs(enum ub_preset p, const struct ub_job *base, struct ub_jobli
 			uint64_t bs;
 			unsigned qd;
 		} t[] = {
-			{"SEQ1M-Q8T1", false, 1 << 20, 8},
-			{"SEQ1M-Q1T1", false, 1 << 20, 1},
-			{"RND4K-Q32T1", true, 4096, 32},
-			{"RND4K-Q1T1", true, 4096, 1},
+		    {"SEQ1M-Q8T1", false, 1 << 20, 8},
+		    {"SEQ1M-Q1T1", false, 1 << 20, 1},
+		    {"RND4K-Q32T1", true, 4096, 32},
+		    {"RND4K-Q1T1", true, 4096, 1},
 		};
 		uint64_t rt = b.runtime_ns ? b.runtime_ns : 5 * UB_NSEC_PER_SEC;
 		b.time_based = true;
@@ -132,9 +132,9 @@ bool ub_preset_jobs(enum ub_preset p, const struct ub_job *base, struct ub_jobli
 
 bool ub_preset_override_ok(enum ub_preset p, const char *key)
 {
-	static const char *const cdm_fixed[] = {"rw",	   "readwrite", "bs",	    "blocksize",
-						 "iodepth", "numjobs",	 "name",    "time_based",
-						 "stonewall", "rwmixread", "rwmixwrite", "new_group"};
+	static const char *const cdm_fixed[] = {
+	    "rw",   "readwrite",  "bs",	       "blocksize", "iodepth",	  "numjobs",
+	    "name", "time_based", "stonewall", "rwmixread", "rwmixwrite", "new_group"};
 	char k[64];
 	size_t i;
 

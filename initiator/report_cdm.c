@@ -34,11 +34,12 @@ void ub_report_cdm(FILE *f, const struct ub_job_res *res, unsigned n, const char
 	char date[64];
 
 	strftime(date, sizeof(date), "%Y/%m/%d %H:%M:%S", localtime(&now));
-	fprintf(f, "------------------------------------------------------------------------------\n"
-		   "utgt-bench --preset cdm (CrystalDiskMark 7 default profile)\n"
-		   "------------------------------------------------------------------------------\n"
-		   "* MB/s = 1,000,000 bytes/s [SATA/600 = 600,000,000 bytes/s]\n"
-		   "* KB = 1000 bytes, KiB = 1024 bytes\n\n");
+	fprintf(f,
+		"------------------------------------------------------------------------------\n"
+		"utgt-bench --preset cdm (CrystalDiskMark 7 default profile)\n"
+		"------------------------------------------------------------------------------\n"
+		"* MB/s = 1,000,000 bytes/s [SATA/600 = 600,000,000 bytes/s]\n"
+		"* KB = 1000 bytes, KiB = 1024 bytes\n\n");
 	for (int d = 0; d < 2; d++) {
 		fprintf(f, "[%s]\n", d ? "Write" : "Read");
 		for (unsigned i = 0; i < n; i++)
@@ -46,8 +47,9 @@ void ub_report_cdm(FILE *f, const struct ub_job_res *res, unsigned n, const char
 				row(f, &res[i], d);
 		fprintf(f, "\n");
 	}
-	fprintf(f, "Profile: Default\n   Test: %llu MiB (x%u) [Interval: 0 sec] <paths: %u, policy "
-		   "%s",
+	fprintf(f,
+		"Profile: Default\n   Test: %llu MiB (x%u) [Interval: 0 sec] <paths: %u, policy "
+		"%s",
 		(unsigned long long)(test_bytes >> 20), passes, b->npaths ? b->npaths : 1,
 		ub_policy_name(b->mp.policy));
 	if (b->mp.policy != UB_POL_QUEUE_LENGTH)

@@ -113,7 +113,8 @@ static void job_obj(struct ub_json *j, const struct ub_job_res *r)
 		ub_json_u64(j, "read_bytes", p->bytes[0]);
 		ub_json_u64(j, "write_bytes", p->bytes[1]);
 		ub_json_dbl(j, "share", total ? (double)ios / (double)total : 0);
-		ub_json_dbl(j, "lat_mean_ns", ios ? (double)(p->lat_ns[0] + p->lat_ns[1]) / ios : 0);
+		ub_json_dbl(j, "lat_mean_ns",
+			    ios ? (double)(p->lat_ns[0] + p->lat_ns[1]) / ios : 0);
 		ub_json_u64(j, "failures", p->failures);
 		ub_json_u64(j, "reconnects", p->reconnects);
 		ub_json_u64(j, "retried", p->retried);

@@ -69,7 +69,8 @@ void ub_rados_summary(struct ub_rados_state *st, const struct ub_job_res *r)
 		(unsigned long long)dr->ios);
 	fprintf(st->f, "%s size:             %llu\n", st->write ? "Write" : "Read",
 		(unsigned long long)st->bs);
-	fprintf(st->f, "Bandwidth (MB/sec):     %.3f\n", secs > 0 ? (double)dr->bytes / MIB / secs : 0);
+	fprintf(st->f, "Bandwidth (MB/sec):     %.3f\n",
+		secs > 0 ? (double)dr->bytes / MIB / secs : 0);
 	fprintf(st->f, "\n");
 	if (st->write) {
 		fprintf(st->f, "Stddev Bandwidth:       %g\n", var > 0 ? sqrt(var) : 0);

@@ -56,14 +56,15 @@ bool ub_sweep_plot(const struct ub_sweep_row *rows, unsigned n, const char *png,
 		snprintf(err, errlen, "%s: %s", gp, strerror(errno));
 		return false;
 	}
-	fprintf(f, "set terminal png size 800,500\n"
-		   "set output '%s'\n"
-		   "set title 'utgt-bench: throughput over paths to one LU'\n"
-		   "set xlabel 'paths'\nset ylabel 'MiB/s'\nset y2label 'IOPS'\n"
-		   "set ytics nomirror\nset y2tics\nset grid\nset key left top\n"
-		   "set xtics 1\nset yrange [0:*]\nset y2range [0:*]\n"
-		   "plot '%s' using 1:2 with linespoints lw 2 title 'MiB/s', "
-		   "'' using 1:3 axes x1y2 with linespoints lw 2 title 'IOPS'\n",
+	fprintf(f,
+		"set terminal png size 800,500\n"
+		"set output '%s'\n"
+		"set title 'utgt-bench: throughput over paths to one LU'\n"
+		"set xlabel 'paths'\nset ylabel 'MiB/s'\nset y2label 'IOPS'\n"
+		"set ytics nomirror\nset y2tics\nset grid\nset key left top\n"
+		"set xtics 1\nset yrange [0:*]\nset y2range [0:*]\n"
+		"plot '%s' using 1:2 with linespoints lw 2 title 'MiB/s', "
+		"'' using 1:3 axes x1y2 with linespoints lw 2 title 'IOPS'\n",
 		png, dat);
 	fclose(f);
 	pid = fork();

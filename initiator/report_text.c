@@ -164,11 +164,13 @@ static void show_ddir(FILE *f, const struct ub_job_res *r, int d, uint64_t group
 	ub_sample_stats(dr->sec_ios, dr->nsec, 1, &is);
 	if (bs.n) {
 		double per = group_bytes ? 100.0 * (double)dr->bytes / (double)group_bytes : 100;
-		fprintf(f, "   bw (  KiB/s): min=%6.0f, max=%6.0f, per=%3.2f%%, avg=%.2f, "
-			   "stdev=%.2f, samples=%u\n",
+		fprintf(f,
+			"   bw (  KiB/s): min=%6.0f, max=%6.0f, per=%3.2f%%, avg=%.2f, "
+			"stdev=%.2f, samples=%u\n",
 			bs.min, bs.max, per, bs.avg, bs.stdev, bs.n);
-		fprintf(f, "   iops        : min=%5.0f, max=%5.0f, avg=%.2f, stdev=%.2f, "
-			   "samples=%u\n",
+		fprintf(f,
+			"   iops        : min=%5.0f, max=%5.0f, avg=%.2f, stdev=%.2f, "
+			"samples=%u\n",
 			is.min, is.max, is.avg, is.stdev, is.n);
 	}
 }
@@ -192,8 +194,9 @@ static void show_paths(FILE *f, const struct ub_job_res *r, const struct ub_benc
 		uint64_t ios = p->ios[0] + p->ios[1];
 		char by[32];
 		ub_num2str(by, sizeof(by), p->bytes[0] + p->bytes[1], 4, true, UB_U_BYTE);
-		fprintf(f, "     path %-2u   : %s, ios=r=%llu/w=%llu (%.1f%%), io=%s, "
-			   "avg lat=%.1fusec, failures=%llu, reconnects=%llu, retried=%llu%s%s, %s\n",
+		fprintf(f,
+			"     path %-2u   : %s, ios=r=%llu/w=%llu (%.1f%%), io=%s, "
+			"avg lat=%.1fusec, failures=%llu, reconnects=%llu, retried=%llu%s%s, %s\n",
 			i, p->state, (unsigned long long)p->ios[0], (unsigned long long)p->ios[1],
 			total ? 100.0 * (double)ios / (double)total : 0.0, by,
 			ios ? (double)(p->lat_ns[0] + p->lat_ns[1]) / (double)ios / 1e3 : 0.0,
@@ -299,7 +302,8 @@ void ub_report_job_line(FILE *f, const struct ub_job *j, unsigned groupid, const
 	char bs[32];
 
 	ub_num2str(bs, sizeof(bs), j->bs, 4, true, UB_U_BYTE);
-	fprintf(f, "%s: (g=%u): rw=%s, bs=(R) %s-%s, (W) %s-%s, (T) %s-%s, ioengine=%s, "
-		   "iodepth=%u\n",
+	fprintf(f,
+		"%s: (g=%u): rw=%s, bs=(R) %s-%s, (W) %s-%s, (T) %s-%s, ioengine=%s, "
+		"iodepth=%u\n",
 		j->name, groupid, ub_rw_name(j->rw), bs, bs, bs, bs, bs, bs, engine, j->iodepth);
 }

@@ -128,7 +128,7 @@ bool ub_res_merge(struct ub_job_res *dst, const struct ub_job_res *src)
 		dst->npaths = src->npaths;
 	if (src->nevents) {
 		struct ub_mpath_event *ev =
-			realloc(dst->events, (dst->nevents + src->nevents) * sizeof(*ev));
+		    realloc(dst->events, (dst->nevents + src->nevents) * sizeof(*ev));
 		if (!ev)
 			return false;
 		memcpy(ev + dst->nevents, src->events, src->nevents * sizeof(*ev));

@@ -45,8 +45,9 @@ static void *thr_main(void *a)
 
 static char mode_char(enum ub_rw rw)
 {
-	static const char c[] = {[UB_RW_READ] = 'R', [UB_RW_WRITE] = 'W', [UB_RW_RANDREAD] = 'r',
-				 [UB_RW_RANDWRITE] = 'w', [UB_RW_RW] = 'M', [UB_RW_RANDRW] = 'm'};
+	static const char c[] = {
+	    [UB_RW_READ] = 'R',	     [UB_RW_WRITE] = 'W', [UB_RW_RANDREAD] = 'r',
+	    [UB_RW_RANDWRITE] = 'w', [UB_RW_RW] = 'M',	  [UB_RW_RANDRW] = 'm'};
 	return c[rw];
 }
 
@@ -163,7 +164,8 @@ static int run_group(const struct ub_bench *b, const struct ub_joblist *jobs,
 		unsigned done = 0;
 		struct timespec ts = {0, 100 * 1000000};
 		for (k = 0; k < n; k++)
-			done += !t[k].running || __atomic_load_n(&t[k].live.state, __ATOMIC_RELAXED) == 2;
+			done += !t[k].running ||
+				__atomic_load_n(&t[k].live.state, __ATOMIC_RELAXED) == 2;
 		if (done == n)
 			break;
 		nanosleep(&ts, NULL);

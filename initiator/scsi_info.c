@@ -11,8 +11,15 @@
 	} while (0)
 
 enum { ASSOC_LU = 0, ASSOC_PORT = 1 };
-enum { DT_VENDOR = 0, DT_T10 = 1, DT_EUI64 = 2, DT_NAA = 3, DT_RELPORT = 4, DT_TPG = 5,
-       DT_NAME = 8 };
+enum {
+	DT_VENDOR = 0,
+	DT_T10 = 1,
+	DT_EUI64 = 2,
+	DT_NAA = 3,
+	DT_RELPORT = 4,
+	DT_TPG = 5,
+	DT_NAME = 8
+};
 
 bool ub_vpd83_parse(const uint8_t *buf, size_t len, struct ub_lu_ident *id, char *err,
 		    size_t errlen)
@@ -78,11 +85,16 @@ bool ub_lu_ident_same(const struct ub_lu_ident *a, const struct ub_lu_ident *b)
 static int rank(uint8_t type)
 {
 	switch (type) {
-	case DT_NAA: return 4;
-	case DT_EUI64: return 3;
-	case DT_NAME: return 2;
-	case DT_T10: return 1;
-	default: return 0;
+	case DT_NAA:
+		return 4;
+	case DT_EUI64:
+		return 3;
+	case DT_NAME:
+		return 2;
+	case DT_T10:
+		return 1;
+	default:
+		return 0;
 	}
 }
 
@@ -106,8 +118,10 @@ void ub_lu_ident_str(const struct ub_lu_ident *id, char *out, size_t outlen)
 		snprintf(out, outlen, "%s%.*s", pfx, n, (const char *)best->value);
 		return;
 	}
-	w = (size_t)snprintf(out, outlen, "%s", best->type == DT_NAA ? "naa." :
-						 best->type == DT_EUI64 ? "eui." : "bin.");
+	w = (size_t)snprintf(out, outlen, "%s",
+			     best->type == DT_NAA     ? "naa."
+			     : best->type == DT_EUI64 ? "eui."
+						      : "bin.");
 	for (unsigned i = 0; i < best->len && w + 3 <= outlen; i++)
 		w += (size_t)snprintf(out + w, outlen - w, "%02x", best->value[i]);
 }
@@ -136,7 +150,7 @@ bool ub_rtpg_parse(const uint8_t *buf, size_t len, struct ub_rtpg *r, char *err,
 			t->id = (uint16_t)(g[2] << 8 | g[3]);
 			for (unsigned i = 0; i < nports && t->nports < UB_MAX_TPG_PORTS; i++)
 				t->ports[t->nports++] =
-					(uint16_t)(g[8 + 4 * i + 2] << 8 | g[8 + 4 * i + 3]);
+				    (uint16_t)(g[8 + 4 * i + 2] << 8 | g[8 + 4 * i + 3]);
 		}
 		off += 8 + 4 * (size_t)nports;
 	}
@@ -158,14 +172,22 @@ enum ub_alua_state ub_rtpg_state_for(const struct ub_rtpg *r, const struct ub_lu
 const char *ub_alua_state_str(int s)
 {
 	switch (s) {
-	case UB_ALUA_AO: return "active/optimized";
-	case UB_ALUA_ANO: return "active/non-optimized";
-	case UB_ALUA_STANDBY: return "standby";
-	case UB_ALUA_UNAVAILABLE: return "unavailable";
-	case UB_ALUA_LBA_DEPENDENT: return "lba-dependent";
-	case UB_ALUA_OFFLINE: return "offline";
-	case UB_ALUA_TRANSITIONING: return "transitioning";
-	default: return "n/a";
+	case UB_ALUA_AO:
+		return "active/optimized";
+	case UB_ALUA_ANO:
+		return "active/non-optimized";
+	case UB_ALUA_STANDBY:
+		return "standby";
+	case UB_ALUA_UNAVAILABLE:
+		return "unavailable";
+	case UB_ALUA_LBA_DEPENDENT:
+		return "lba-dependent";
+	case UB_ALUA_OFFLINE:
+		return "offline";
+	case UB_ALUA_TRANSITIONING:
+		return "transitioning";
+	default:
+		return "n/a";
 	}
 }
 
@@ -215,10 +237,10 @@ void ub_cdb_readcap16(uint8_t cdb[16], uint32_t alloc)
 const char *ub_sense_key_str(int key)
 {
 	static const char *const names[] = {
-		"NO SENSE",	   "RECOVERED ERROR", "NOT READY",	"MEDIUM ERROR",
-		"HARDWARE ERROR", "ILLEGAL REQUEST", "UNIT ATTENTION", "DATA PROTECT",
-		"BLANK CHECK",	   "VENDOR SPECIFIC", "COPY ABORTED",	"ABORTED COMMAND",
-		"RESERVED",	   "VOLUME OVERFLOW", "MISCOMPARE",	"COMPLETED",
+	    "NO SENSE",	      "RECOVERED ERROR", "NOT READY",	   "MEDIUM ERROR",
+	    "HARDWARE ERROR", "ILLEGAL REQUEST", "UNIT ATTENTION", "DATA PROTECT",
+	    "BLANK CHECK",    "VENDOR SPECIFIC", "COPY ABORTED",   "ABORTED COMMAND",
+	    "RESERVED",	      "VOLUME OVERFLOW", "MISCOMPARE",	   "COMPLETED",
 	};
 	return key >= 0 && key < 16 ? names[key] : "?";
 }
@@ -226,35 +248,59 @@ const char *ub_sense_key_str(int key)
 const char *ub_login_class_str(int c)
 {
 	switch (c) {
-	case 0: return "success";
-	case 1: return "redirection";
-	case 2: return "initiator error";
-	case 3: return "target error";
-	default: return "unknown class";
+	case 0:
+		return "success";
+	case 1:
+		return "redirection";
+	case 2:
+		return "initiator error";
+	case 3:
+		return "target error";
+	default:
+		return "unknown class";
 	}
 }
 
 const char *ub_login_status_str(int status)
 {
 	switch (status) {
-	case 0x0000: return "Success";
-	case 0x0101: return "Target moved temporarily";
-	case 0x0102: return "Target moved permanently";
-	case 0x0200: return "Initiator error";
-	case 0x0201: return "Authentication failure";
-	case 0x0202: return "Authorization failure";
-	case 0x0203: return "Target not found";
-	case 0x0204: return "Target removed";
-	case 0x0205: return "Unsupported version";
-	case 0x0206: return "Too many connections";
-	case 0x0207: return "Missing parameter";
-	case 0x0208: return "Can't include in session";
-	case 0x0209: return "Session type not supported";
-	case 0x020a: return "Session does not exist";
-	case 0x020b: return "Invalid request during login";
-	case 0x0300: return "Target error";
-	case 0x0301: return "Service unavailable";
-	case 0x0302: return "Out of resources";
-	default: return "Unknown status";
+	case 0x0000:
+		return "Success";
+	case 0x0101:
+		return "Target moved temporarily";
+	case 0x0102:
+		return "Target moved permanently";
+	case 0x0200:
+		return "Initiator error";
+	case 0x0201:
+		return "Authentication failure";
+	case 0x0202:
+		return "Authorization failure";
+	case 0x0203:
+		return "Target not found";
+	case 0x0204:
+		return "Target removed";
+	case 0x0205:
+		return "Unsupported version";
+	case 0x0206:
+		return "Too many connections";
+	case 0x0207:
+		return "Missing parameter";
+	case 0x0208:
+		return "Can't include in session";
+	case 0x0209:
+		return "Session type not supported";
+	case 0x020a:
+		return "Session does not exist";
+	case 0x020b:
+		return "Invalid request during login";
+	case 0x0300:
+		return "Target error";
+	case 0x0301:
+		return "Service unavailable";
+	case 0x0302:
+		return "Out of resources";
+	default:
+		return "Unknown status";
 	}
 }

@@ -41,7 +41,7 @@ enum ub_alua_state {
 	UB_ALUA_UNKNOWN = 0x10, /* target does not report ALUA */
 };
 
-#define UB_MAX_TPG 16
+#define UB_MAX_TPG	 16
 #define UB_MAX_TPG_PORTS 16
 
 struct ub_tpg {

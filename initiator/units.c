@@ -86,17 +86,17 @@ bool ub_parse_time(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
 		const char *suffix;
 		uint64_t ns;
 	} units[] = {
-		{"ns", 1},
-		{"us", UB_NSEC_PER_USEC},
-		{"usec", UB_NSEC_PER_USEC},
-		{"ms", UB_NSEC_PER_MSEC},
-		{"msec", UB_NSEC_PER_MSEC},
-		{"s", UB_NSEC_PER_SEC},
-		{"sec", UB_NSEC_PER_SEC},
-		{"m", 60 * UB_NSEC_PER_SEC},
-		{"min", 60 * UB_NSEC_PER_SEC},
-		{"h", 3600 * UB_NSEC_PER_SEC},
-		{"d", 86400 * UB_NSEC_PER_SEC},
+	    {"ns", 1},
+	    {"us", UB_NSEC_PER_USEC},
+	    {"usec", UB_NSEC_PER_USEC},
+	    {"ms", UB_NSEC_PER_MSEC},
+	    {"msec", UB_NSEC_PER_MSEC},
+	    {"s", UB_NSEC_PER_SEC},
+	    {"sec", UB_NSEC_PER_SEC},
+	    {"m", 60 * UB_NSEC_PER_SEC},
+	    {"min", 60 * UB_NSEC_PER_SEC},
+	    {"h", 3600 * UB_NSEC_PER_SEC},
+	    {"d", 86400 * UB_NSEC_PER_SEC},
 	};
 	uint64_t v;
 	const char *suf;
@@ -146,8 +146,8 @@ void ub_num2str(char *buf, size_t len, uint64_t num, int maxlen, bool iec, enum 
 {
 	static const char *const si[] = {"", "k", "M", "G", "T", "P", "E"};
 	static const char *const iecp[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-	static const char *const ustr[] = {[UB_U_NONE] = "", [UB_U_BYTE] = "B",
-					   [UB_U_BYTEPERSEC] = "B/s"};
+	static const char *const ustr[] = {
+	    [UB_U_NONE] = "", [UB_U_BYTE] = "B", [UB_U_BYTEPERSEC] = "B/s"};
 	const uint64_t k = iec ? 1024 : 1000;
 	const char *const *pfx = iec ? iecp : si;
 	uint64_t rem = 0;
@@ -161,6 +161,9 @@ void ub_num2str(char *buf, size_t len, uint64_t num, int maxlen, bool iec, enum 
 		idx++;
 	}
 	int room = maxlen - ndigits(num) - 1; /* digits left for decimals */
+
+	if (room > 9)
+		room = 9;
 	if (!divided || room < 1) {
 		if (divided && rem >= k / 2)
 			num++;

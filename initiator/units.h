@@ -26,7 +26,7 @@ void ub_bw2str(char *buf, size_t len, uint64_t bytes_per_sec);
 /* "00m:06s" / "1h:02m:03s" for the progress line's eta. */
 void ub_eta2str(char *buf, size_t len, uint64_t secs);
 
-#define UB_NSEC_PER_SEC 1000000000ull
+#define UB_NSEC_PER_SEC	 1000000000ull
 #define UB_NSEC_PER_MSEC 1000000ull
 #define UB_NSEC_PER_USEC 1000ull
 

@@ -7,12 +7,12 @@
 #include <string.h>
 
 static const char *const vres_names[] = {
-	[UB_V_OK] = "ok",
-	[UB_V_BAD_MAGIC] = "no verify header (block never written by a verify run, or overwritten)",
-	[UB_V_BAD_SIZE] = "header block size differs",
-	[UB_V_BAD_CRC] = "CRC32C mismatch (block content damaged)",
-	[UB_V_BAD_LBA] = "header carries another LBA (misplaced write/read)",
-	[UB_V_BAD_GEN] = "stale generation (an older write, a newer one was lost)",
+    [UB_V_OK] = "ok",
+    [UB_V_BAD_MAGIC] = "no verify header (block never written by a verify run, or overwritten)",
+    [UB_V_BAD_SIZE] = "header block size differs",
+    [UB_V_BAD_CRC] = "CRC32C mismatch (block content damaged)",
+    [UB_V_BAD_LBA] = "header carries another LBA (misplaced write/read)",
+    [UB_V_BAD_GEN] = "stale generation (an older write, a newer one was lost)",
 };
 
 const char *ub_vres_str(enum ub_vres r)

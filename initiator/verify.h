@@ -9,15 +9,15 @@
 #include <stdint.h>
 
 #define UB_VERIFY_MAGIC 0x31564255u /* "UBV1" little-endian */
-#define UB_VERIFY_HDR 32u
+#define UB_VERIFY_HDR	32u
 
 /* On-media header, little-endian, at the start of each logical block. */
 struct ub_vhdr {
 	uint32_t magic;
-	uint32_t crc;	/* CRC32C of the whole block with this field zero */
+	uint32_t crc; /* CRC32C of the whole block with this field zero */
 	uint64_t lba;
-	uint64_t gen;	/* 0 never appears on media: it means "unknown" to the checker */
-	uint32_t seed;	/* run identity, reported on mismatch */
+	uint64_t gen;  /* 0 never appears on media: it means "unknown" to the checker */
+	uint32_t seed; /* run identity, reported on mismatch */
 	uint32_t blksz;
 };
 
@@ -42,7 +42,7 @@ enum ub_vres ub_verify_check(const void *blk, uint32_t blksz, uint64_t lba, uint
  * so that two I/Os never overlap on a chunk and each read knows which write it must see. */
 struct ub_vtrack {
 	uint64_t nchunks;
-	uint64_t *gen;	 /* 0: unknown (never written by this run, or a write failed) */
+	uint64_t *gen; /* 0: unknown (never written by this run, or a write failed) */
 	uint8_t *busy;
 };
 

@@ -29,8 +29,12 @@ static bool run(struct ub_bench *b, enum ub_preset *p, int argc, char **argv)
 	return ub_cli_parse(argc, argv, b, p, &d);
 }
 
-#define ARGV(...) (char *[]){"utgt-bench", __VA_ARGS__, NULL}
-#define ARGC(...) ((int)(sizeof((char *[]){"utgt-bench", __VA_ARGS__}) / sizeof(char *)))
+#define ARGV(...)                                                                                  \
+	(char *[])                                                                                 \
+	{                                                                                          \
+		"utgt-bench", __VA_ARGS__, NULL                                                    \
+	}
+#define ARGC(...)      ((int)(sizeof((char *[]){"utgt-bench", __VA_ARGS__}) / sizeof(char *)))
 #define RUN(b, p, ...) run(b, p, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
 
 Test(bench_cli, fio_style_jobs_with_globals)
@@ -93,8 +97,8 @@ Test(bench_cli, paths_replace_filenames_and_sweep_is_checked)
 	struct ub_bench b;
 	enum ub_preset p;
 
-	cr_assert(RUN(&b, &p, "--paths=iscsi://a/iqn.x/0,iscsi://b/iqn.x/0", "--policy=queue-length",
-		      "--rr-iops=4", "--name=j", "--sweep-paths=1,2"),
+	cr_assert(RUN(&b, &p, "--paths=iscsi://a/iqn.x/0,iscsi://b/iqn.x/0",
+		      "--policy=queue-length", "--rr-iops=4", "--name=j", "--sweep-paths=1,2"),
 		  "%s", lasterr);
 	cr_assert_eq(b.npaths, 2);
 	cr_assert_str_eq(b.paths[1], "iscsi://b/iqn.x/0");

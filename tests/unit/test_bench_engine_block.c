@@ -45,8 +45,13 @@ static void io_sync(struct ub_epath *p, bool write, uint64_t lba, void *buf, uin
 {
 	struct iovec iov = {buf, (size_t)nblocks * 4096};
 	struct done d = {0};
-	struct ub_io io = {.write = write, .lba = lba, .nblocks = nblocks, .iov = &iov,
-			   .iovcnt = 1, .done = on_done, .owner = &d};
+	struct ub_io io = {.write = write,
+			   .lba = lba,
+			   .nblocks = nblocks,
+			   .iov = &iov,
+			   .iovcnt = 1,
+			   .done = on_done,
+			   .owner = &d};
 	bool flag = false;
 
 	cr_assert_eq(ub_engine_block.submit(p, &io), 0);
@@ -107,8 +112,8 @@ Test(bench_engine_block, disconnect_hands_back_outstanding_io)
 	uint8_t *b = aligned_alloc(4096, 4096);
 	struct iovec iov = {b, 4096};
 	struct done d = {0};
-	struct ub_io io = {.lba = 1, .nblocks = 1, .iov = &iov, .iovcnt = 1, .done = on_done,
-			   .owner = &d};
+	struct ub_io io = {
+	    .lba = 1, .nblocks = 1, .iov = &iov, .iovcnt = 1, .done = on_done, .owner = &d};
 
 	mkfile(1 << 20);
 	p = open_path(false);

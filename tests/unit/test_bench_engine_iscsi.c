@@ -83,7 +83,7 @@ Test(bench_engine_iscsi, unreachable_portal)
 	p = connect_to(port, &st);
 	cr_assert_eq(st, UB_PS_DOWN);
 	cr_assert(strstr(ub_engine_iscsi.last_error(p), "cannot connect to 127.0.0.1:") &&
-			  strstr(ub_engine_iscsi.last_error(p), "refused"),
+		      strstr(ub_engine_iscsi.last_error(p), "refused"),
 		  "%s", ub_engine_iscsi.last_error(p));
 	ub_engine_iscsi.destroy(p);
 }
@@ -116,11 +116,11 @@ static void *reject_login(void *arg)
 	dlen = (dlen + 3) & ~(size_t)3;
 	if (dlen > sizeof(skip) || recv(c, skip, dlen, MSG_WAITALL) != (ssize_t)dlen)
 		goto out;
-	rsp[0] = 0x23;		     /* Login Response */
-	rsp[2] = req[2], rsp[3] = 0; /* version-max/active */
-	memcpy(rsp + 8, req + 8, 8); /* ISID, TSIH */
+	rsp[0] = 0x23;		       /* Login Response */
+	rsp[2] = req[2], rsp[3] = 0;   /* version-max/active */
+	memcpy(rsp + 8, req + 8, 8);   /* ISID, TSIH */
 	memcpy(rsp + 16, req + 16, 4); /* ITT */
-	rsp[31] = 1, rsp[35] = 1;    /* ExpCmdSN, MaxCmdSN */
+	rsp[31] = 1, rsp[35] = 1;      /* ExpCmdSN, MaxCmdSN */
 	rsp[36] = 0x02, rsp[37] = 0x01;
 	if (send(c, rsp, 48, 0) != 48)
 		goto out;

@@ -12,8 +12,10 @@ Test(bench_histogram, every_value_lands_in_a_bucket_that_contains_it)
 	for (int i = 0; i < 200000; i++) {
 		unsigned idx = ub_hist_index(v);
 		cr_assert_lt(idx, UB_HIST_BUCKETS);
-		cr_assert_leq(ub_hist_bucket_lo(idx), v, "v=%llu idx=%u", (unsigned long long)v, idx);
-		cr_assert_geq(ub_hist_bucket_hi(idx), v, "v=%llu idx=%u", (unsigned long long)v, idx);
+		cr_assert_leq(ub_hist_bucket_lo(idx), v, "v=%llu idx=%u", (unsigned long long)v,
+			      idx);
+		cr_assert_geq(ub_hist_bucket_hi(idx), v, "v=%llu idx=%u", (unsigned long long)v,
+			      idx);
 		/* bounded relative width: at most 1/64 of the value */
 		cr_assert_leq((ub_hist_bucket_hi(idx) - ub_hist_bucket_lo(idx)) * 64, v + 64);
 		v = v < 1000 ? v + 1 : v + v / 97 + 1;

@@ -40,7 +40,8 @@ Test(bench_iscsi_url, ipv6)
 	struct ub_iscsi_url u;
 	char err[128];
 
-	cr_assert(ub_iscsi_url_parse("iscsi://[::1]:3262/iqn.a/3", &u, err, sizeof(err)), "%s", err);
+	cr_assert(ub_iscsi_url_parse("iscsi://[::1]:3262/iqn.a/3", &u, err, sizeof(err)), "%s",
+		  err);
 	cr_assert_str_eq(u.host, "::1");
 	cr_assert_eq(u.port, 3262);
 	cr_assert_str_eq(u.portal, "[::1]:3262");
@@ -49,19 +50,20 @@ Test(bench_iscsi_url, ipv6)
 Test(bench_iscsi_url, malformed)
 {
 	static const char *const bad[] = {
-		"http://h/iqn/0",	 "iscsi://h/iqn",	   "iscsi://h/iqn/",
-		"iscsi://h/iqn/x",	 "iscsi://h/iqn/16384",	   "iscsi://h:0/iqn/0",
-		"iscsi://h:99999/iqn/0", "iscsi://h:/iqn/0",	   "iscsi://h:12a/iqn/0",
-		"iscsi:///iqn/0",	 "iscsi://h//0",	   "iscsi://%pw@h/iqn/0",
-		"iscsi://[::1/iqn/0",	 "iscsi://h/iqn%zz/0",	   "iscsi://h/iqn/0x",
-		"iscsi://h/a/b/0",
+	    "http://h/iqn/0",	     "iscsi://h/iqn",	    "iscsi://h/iqn/",
+	    "iscsi://h/iqn/x",	     "iscsi://h/iqn/16384", "iscsi://h:0/iqn/0",
+	    "iscsi://h:99999/iqn/0", "iscsi://h:/iqn/0",    "iscsi://h:12a/iqn/0",
+	    "iscsi:///iqn/0",	     "iscsi://h//0",	    "iscsi://%pw@h/iqn/0",
+	    "iscsi://[::1/iqn/0",    "iscsi://h/iqn%zz/0",  "iscsi://h/iqn/0x",
+	    "iscsi://h/a/b/0",
 	};
 	struct ub_iscsi_url u;
 	char err[128];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		cr_assert_not(ub_iscsi_url_parse(bad[i], &u, err, sizeof(err)), "%s accepted", bad[i]);
+		cr_assert_not(ub_iscsi_url_parse(bad[i], &u, err, sizeof(err)), "%s accepted",
+			      bad[i]);
 		cr_assert_neq(strlen(err), 0, "%s: no reason given", bad[i]);
 	}
 }

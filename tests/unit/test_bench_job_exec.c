@@ -135,7 +135,7 @@ Test(bench_job_exec, corrupted_block_fails_the_run_with_its_lba)
 	cr_assert_neq(exec(&j, &r), 0);
 	cr_assert_eq(r.verify_errors, 1);
 	cr_assert(strstr(r.verify_msg, "LBA 37 ") && strstr(r.verify_msg, "path 0") &&
-			  strstr(r.verify_msg, "CRC32C"),
+		      strstr(r.verify_msg, "CRC32C"),
 		  "%s", r.verify_msg);
 	cr_assert_str_eq(r.errmsg, r.verify_msg);
 	ub_res_free(&r);

@@ -8,9 +8,9 @@
 
 #include "initiator/mpath.h"
 
-#define NP 4
+#define NP	  4
 #define LU_BLOCKS 1024
-#define BS 512
+#define BS	  512
 
 static uint8_t lu[LU_BLOCKS * BS];
 
@@ -222,18 +222,18 @@ static unsigned f_inflight(struct ub_epath *ep)
 }
 
 static const struct ub_engine fake_engine = {
-	.name = "fake",
-	.create = f_create,
-	.destroy = f_destroy,
-	.connect = f_connect,
-	.disconnect = f_disconnect,
-	.state = f_state,
-	.last_error = f_last_error,
-	.pollfd = f_pollfd,
-	.service = f_service,
-	.submit = f_submit,
-	.geometry = f_geometry,
-	.inflight = f_inflight,
+    .name = "fake",
+    .create = f_create,
+    .destroy = f_destroy,
+    .connect = f_connect,
+    .disconnect = f_disconnect,
+    .state = f_state,
+    .last_error = f_last_error,
+    .pollfd = f_pollfd,
+    .service = f_service,
+    .submit = f_submit,
+    .geometry = f_geometry,
+    .inflight = f_inflight,
 };
 
 static char *targets[NP] = {"fake:0", "fake:1", "fake:2", "fake:3"};

@@ -72,7 +72,8 @@ Test(bench_policy, alua_prefers_optimized_then_non_optimized)
 	struct ub_rr rr = {-1, 0};
 
 	for (int i = 0; i < 10; i++)
-		cr_assert_neq(ub_policy_pick(UB_POL_ALUA, 1, &rr, v, 3), 0, "ANO used while AO lives");
+		cr_assert_neq(ub_policy_pick(UB_POL_ALUA, 1, &rr, v, 3), 0,
+			      "ANO used while AO lives");
 	v[1].usable = v[2].usable = false;
 	cr_assert_eq(ub_policy_pick(UB_POL_ALUA, 1, &rr, v, 3), 0, "ANO when no AO is left");
 }

@@ -10,19 +10,22 @@
 
 Test(bench_report_sweep, speedup_and_efficiency)
 {
-	struct ub_sweep_row rows[3] = {{1, 100.0, 25600, false},
-				       {2, 190.0, 48640, false},
-				       {4, 300.0, 76800, false}};
+	struct ub_sweep_row rows[3] = {
+	    {1, 100.0, 25600, false}, {2, 190.0, 48640, false}, {4, 300.0, 76800, false}};
 	char *out = NULL;
 	size_t len;
 	FILE *f = open_memstream(&out, &len);
 
 	ub_report_sweep(f, rows, 3);
 	fclose(f);
-	cr_assert(strstr(out, " paths        MiB/s         IOPS   speedup  efficiency\n"), "%s", out);
-	cr_assert(strstr(out, "     1        100.0        25600     1.00x      100.0%\n"), "%s", out);
-	cr_assert(strstr(out, "     2        190.0        48640     1.90x       95.0%\n"), "%s", out);
-	cr_assert(strstr(out, "     4        300.0        76800     3.00x       75.0%\n"), "%s", out);
+	cr_assert(strstr(out, " paths        MiB/s         IOPS   speedup  efficiency\n"), "%s",
+		  out);
+	cr_assert(strstr(out, "     1        100.0        25600     1.00x      100.0%\n"), "%s",
+		  out);
+	cr_assert(strstr(out, "     2        190.0        48640     1.90x       95.0%\n"), "%s",
+		  out);
+	cr_assert(strstr(out, "     4        300.0        76800     3.00x       75.0%\n"), "%s",
+		  out);
 	free(out);
 }
 

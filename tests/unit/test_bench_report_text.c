@@ -127,7 +127,8 @@ Test(bench_report_text, job_line)
 	j.bs = 4u << 20;
 	j.iodepth = 100;
 	CAPTURE(out, ub_report_job_line(f, &j, 0, "iscsi"));
-	cr_assert_str_eq(out, "seq-read: (g=0): rw=read, bs=(R) 4096KiB-4096KiB, (W) "
-			      "4096KiB-4096KiB, (T) 4096KiB-4096KiB, ioengine=iscsi, iodepth=100\n");
+	cr_assert_str_eq(out,
+			 "seq-read: (g=0): rw=read, bs=(R) 4096KiB-4096KiB, (W) "
+			 "4096KiB-4096KiB, (T) 4096KiB-4096KiB, ioengine=iscsi, iodepth=100\n");
 	free(out);
 }

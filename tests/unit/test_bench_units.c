@@ -9,10 +9,9 @@ Test(bench_units, sizes_as_fio_reads_them)
 	static const struct {
 		const char *s;
 		uint64_t v;
-	} ok[] = {{"512", 512},		 {"4k", 4096},		 {"4K", 4096},
-		  {"4KiB", 4096},	 {"4kb", 4096},		 {"4M", 4u << 20},
-		  {"1g", 1ull << 30},	 {"2t", 2ull << 40},	 {"0x1000", 4096},
-		  {"100b", 100},	 {"1p", 1ull << 50}};
+	} ok[] = {{"512", 512},	    {"4k", 4096},     {"4K", 4096},	  {"4KiB", 4096},
+		  {"4kb", 4096},    {"4M", 4u << 20}, {"1g", 1ull << 30}, {"2t", 2ull << 40},
+		  {"0x1000", 4096}, {"100b", 100},    {"1p", 1ull << 50}};
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -23,8 +22,16 @@ Test(bench_units, sizes_as_fio_reads_them)
 
 Test(bench_units, bad_sizes_rejected)
 {
-	static const char *const bad[] = {"", "k", "4x", "-4k", "4kk", " 4k", "4 k", "4kbx",
-					  "99999999999999999999", "20000000000000000000k"};
+	static const char *const bad[] = {"",
+					  "k",
+					  "4x",
+					  "-4k",
+					  "4kk",
+					  " 4k",
+					  "4 k",
+					  "4kbx",
+					  "99999999999999999999",
+					  "20000000000000000000k"};
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

@@ -10,10 +10,14 @@ UB_TARGET=${UB_TARGET:-utgtd}
 TMPD=$(mktemp -d /tmp/utgt-bench-it.XXXXXX)
 IQN=iqn.2026-12.org.utgt:bench
 PIDS=()
+KILL_NOW=()
 fails=0
 
 ub_cleanup() {
 	local p
+	for p in "${KILL_NOW[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
 	for p in "${PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -71,6 +75,7 @@ start_target() {
 		local cport=$((${ports[0]} % 10000 + 1000))
 		tgtd -f -C "$cport" --iscsi "portal=127.0.0.1:${ports[0]}" >"$TMPD/tgtd.log" 2>&1 &
 		PIDS+=($!)
+		KILL_NOW+=($!) # tgtd -f ignores SIGTERM
 		wait_for port_listening "${ports[0]}" || { echo "tgtd did not start"; exit 1; }
 		tgtadm -C "$cport" --lld iscsi --op new --mode target --tid 1 -T "$IQN"
 		for i in $(seq 0 $((nlus - 1))); do
@@ -106,9 +111,16 @@ start_target() {
 		echo "	}"
 		echo "}"
 	} >"$TMPD/utgt.conf"
-	"$UTGTD" -f -c "$TMPD/utgt.conf" >"$TMPD/utgtd.log" 2>&1 &
+	start_utgtd_conf "$TMPD/utgt.conf" "${ports[@]}"
+}
+
+# start_utgtd_conf CONF PORT...: serve CONF, wait until every port listens.
+start_utgtd_conf() {
+	local conf=$1 p
+	shift
+	"$UTGTD" -f -c "$conf" >"$TMPD/utgtd.log" 2>&1 &
 	PIDS+=($!)
-	for p in "${ports[@]}"; do
+	for p in "$@"; do
 		wait_for port_listening "$p" || {
 			echo "utgtd did not start:"
 			cat "$TMPD/utgtd.log"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# ALUA-aware path choice against utgtd's implicit ALUA: one LU behind two targets (two paths),
+# one port group active/optimized, the other active/non-optimized, then standby.  The alua
+# policy sends everything to the optimized path; plain rr shares the active ones but avoids
+# the standby one.  The per-path ALUA states come from REPORT TARGET PORT GROUPS.
+. "$(dirname "$0")/lib/bench_env.sh"
+[ "$UB_TARGET" = utgtd ] || { echo "bench_alua: utgtd only (needs its ALUA config)"; exit 0; }
+pick_port p1
+pick_port p2
+
+serve() { # serve STATE_OF_SECOND_GROUP
+	cat >"$TMPD/alua.conf" <<CONF
+HANDLER ramdisk {
+	DEVICE lu0 {
+		size_mb 32
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:$p1
+	listen 127.0.0.1:$p2
+	TARGET $IQN-a {
+		enabled 1
+		rel_tgt_id 1
+		LUN 0 lu0
+	}
+	TARGET $IQN-b {
+		enabled 1
+		rel_tgt_id 2
+		LUN 0 lu0
+	}
+}
+DEVICE_GROUP dg0 {
+	DEVICE lu0
+	TARGET_GROUP fast {
+		group_id 1
+		state active
+		preferred 1
+		TARGET $IQN-a
+	}
+	TARGET_GROUP slow {
+		group_id 2
+		state $1
+		TARGET $IQN-b
+	}
+}
+CONF
+	start_utgtd_conf "$TMPD/alua.conf" "$p1" "$p2"
+}
+
+stop() {
+	local p=${PIDS[-1]}
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+	unset 'PIDS[-1]'
+}
+
+run() { # run POLICY OUT
+	"$BENCH" --paths="iscsi://127.0.0.1:$p2/$IQN-b/0,iscsi://127.0.0.1:$p1/$IQN-a/0" \
+		--policy="$1" --name=a --rw=randwrite --bs=4k --iodepth=8 --size=2m \
+		--output-format=json >"$TMPD/$2.json" 2>"$TMPD/$2.err"
+}
+
+echo "bench_alua: utgtd on 127.0.0.1:$p1 (group 1) and :$p2 (group 2)"
+serve nonoptimized
+run alua ano
+check "states read: path 0 $(jget "$TMPD/ano.json" '.jobs[0].paths[0].alua'), path 1 $(jget \
+	"$TMPD/ano.json" '.jobs[0].paths[1].alua')" test "$(jget "$TMPD/ano.json" \
+	'[.jobs[0].paths[].alua] | join(",")')" = "active/non-optimized,active/optimized"
+check "alua policy: all 512 writes on the optimized path" test "$(jget "$TMPD/ano.json" \
+	'[.jobs[0].paths[].write_ios] | join(",")')" = 0,512
+run rr rr
+check "rr policy shares the two active paths 256/256" test "$(jget "$TMPD/rr.json" \
+	'[.jobs[0].paths[].write_ios] | join(",")')" = 256,256
+stop
+serve standby
+run rr sb
+check "rr policy leaves the standby path alone" test "$(jget "$TMPD/sb.json" \
+	'[.jobs[0].paths[].write_ios] | join(",")')" = 0,512
+check "  and the job saw no error" test "$(jget "$TMPD/sb.json" '.jobs[0].error')" = 0
+finish
