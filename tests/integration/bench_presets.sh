@@ -13,7 +13,7 @@ echo "bench_presets: $UB_TARGET on 127.0.0.1:$p1,$p2"
 rc=$?
 check "cdm: rc $rc" test $rc -eq 0
 check "cdm: 4 read + 4 write rows in CDM units" test "$(grep -cE \
-	'^  (SEQ|RND) +(1MiB|4KiB) \(Q= *[0-9]+, T= 1\): +[0-9.]+ MB/s \[ +[0-9.]+ IOPS\] < +[0-9.]+ us>$' \
+	'^  (SEQ|RND) +(1MiB|4KiB) \(Q= *[0-9]+, T= 1\): +[0-9.]+ MB/s \[ *[0-9.]+ IOPS\] < *[0-9.]+ us>$' \
 	"$TMPD/cdm.out")" = 8
 check "cdm: the four default tests" grep -q "RND    4KiB (Q= 32, T= 1)" "$TMPD/cdm.out"
 check "cdm: [Read] then [Write]" test "$(grep -c '^\[Read\]$\|^\[Write\]$' "$TMPD/cdm.out")" = 2
