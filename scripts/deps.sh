@@ -16,6 +16,7 @@ PKGS=(
 	tgt                       # the userspace peer for benchmarks
 	iproute2 iperf3 gnuplot-nox
 	python3
+	jq                        # utgt-bench integration tests read its JSON reports
 )
 
 # The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
