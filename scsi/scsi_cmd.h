@@ -87,6 +87,15 @@ void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr);
 /* Run fn on a core worker thread where it may block on backstore I/O (bs_submit_sync);
  * its return value finishes the task.  Returns SR_ASYNC for the handler to return. */
 enum scsi_sr scsi_run_blocking(struct scsi_task *t, scsi_handler_fn fn);
+/* Bracket a wait, on a core worker, for something that itself needs a worker (the tasks
+ * PREEMPT AND ABORT waits for, a range lock whose holder may be a queued job).  Meanwhile the
+ * pool starts another thread, so the configured number of workers stay available and every
+ * worker waiting at once cannot deadlock.  Waits for backstore I/O need no bracket.  Off a
+ * worker thread both are no-ops. */
+void scsi_worker_block_begin(void);
+void scsi_worker_block_end(void);
+/* Threads in the worker pool right now (the configured ones plus stand-ins). */
+unsigned scsi_core_workers(void);
 
 /* The one mapping from backstore status to sense reason. */
 enum scsi_sr scsi_sr_from_bs(enum bs_status st, bool write);

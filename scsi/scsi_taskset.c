@@ -458,10 +458,14 @@ void scsi_ts_abort_nexuses(struct scsi_dev *dev,
 	s.tmf.priv = &s;
 	abort_on_lu(dev, &rec, M_PRED, 0, NULL, &pred);
 	tmf_put(&rec);
+	/* An aborted task may be a job still queued for a worker: let the pool replace us
+	 * while we wait (one worker waiting here must not starve it). */
+	scsi_worker_block_begin();
 	pthread_mutex_lock(&s.mu);
 	while (!s.done)
 		pthread_cond_wait(&s.cv, &s.mu);
 	pthread_mutex_unlock(&s.mu);
+	scsi_worker_block_end();
 	pthread_mutex_destroy(&s.mu);
 	pthread_cond_destroy(&s.cv);
 }

@@ -37,8 +37,21 @@ static void park_submit(struct backstore *bs, struct bs_io *io)
 	pthread_cond_broadcast(&park_cv);
 	pthread_mutex_unlock(&park_mu);
 }
-static const struct backstore_ops park_ops = {
-	.name = "parktest", .open = park_open, .close = park_close, .submit = park_submit};
+/* GET LBA STATUS asks this on a core worker: everything mapped, answered at once. */
+static enum bs_status park_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
+				      bool *mapped, uint64_t *run)
+{
+	(void)bs;
+	(void)off;
+	*mapped = true;
+	*run = len;
+	return BS_OK;
+}
+static const struct backstore_ops park_ops = {.name = "parktest",
+					      .open = park_open,
+					      .close = park_close,
+					      .submit = park_submit,
+					      .lba_status = park_lba_status};
 
 static struct timespec deadline(int secs)
 {
@@ -654,4 +667,80 @@ Test(taskset, abort_task_waiting_on_range_lock)
 	release_one();
 	wait_done(r2);
 	cr_assert_eq(r2->t.status, SAM_STAT_GOOD);
+}
+
+/* PREEMPT AND ABORT runs on a core worker and waits there for the tasks it aborted; one of
+ * them may itself be a job queued for a worker.  With a single worker, waiting must not keep
+ * that job from running. */
+static pthread_mutex_t occ_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t occ_cv = PTHREAD_COND_INITIALIZER;
+static bool occ_go;
+
+static enum scsi_sr occupy_worker(struct scsi_task *t)
+{
+	struct timespec dl = deadline(10);
+	int rc = 0;
+
+	(void)t;
+	pthread_mutex_lock(&occ_mu);
+	while (!occ_go && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&occ_cv, &occ_mu, &dl);
+	pthread_mutex_unlock(&occ_mu);
+	return SR_OK;
+}
+
+static enum scsi_sr preempt_and_abort_n2(struct scsi_task *t)
+{
+	(void)t;
+	scsi_ts_abort_nexuses(dev, match_n2, &n2.nx, NULL);
+	return SR_OK;
+}
+
+static void job_done(struct scsi_task *t)
+{
+	struct th_wait *w = t->priv;
+
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+Test(taskset, abort_nexuses_on_the_only_worker, .timeout = 60)
+{
+	static const uint8_t gls[16] = {0x9e, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 24, 0, 0};
+	struct th_wait wo = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct th_wait wp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct scsi_task occ, pa;
+	struct timespec dl = deadline(10);
+	struct atask *q;
+
+	scsi_core_shutdown();
+	cr_assert_eq(scsi_core_init(1), 0);
+	occ_go = false;
+	memset(&occ, 0, sizeof(occ));
+	memset(&pa, 0, sizeof(pa));
+	occ.done = pa.done = job_done;
+	occ.priv = &wo;
+	pa.priv = &wp;
+	scsi_run_blocking(&occ, occupy_worker);	      /* the worker is busy...           */
+	scsi_run_blocking(&pa, preempt_and_abort_n2); /* ...the abort queues behind it... */
+	q = submit(&n2, gls, 16, SCSI_ATTR_SIMPLE, 7, SCSI_DIR_READ, 24); /* ...and the victim */
+	cr_assert_not(is_done(q), "GET LBA STATUS waits for a worker");
+	pthread_mutex_lock(&occ_mu);
+	occ_go = true;
+	pthread_cond_broadcast(&occ_cv);
+	pthread_mutex_unlock(&occ_mu);
+	pthread_mutex_lock(&wp.mu);
+	while (!wp.done)
+		cr_assert_neq(pthread_cond_timedwait(&wp.cv, &wp.mu, &dl), ETIMEDOUT,
+			      "the abort never saw its victim complete");
+	pthread_mutex_unlock(&wp.mu);
+	cr_assert(is_done(q), "returned only once the victim completed");
+	cr_assert(q->t.aborted);
+	cr_assert_eq(pa.status, SAM_STAT_GOOD);
+	pthread_mutex_lock(&wo.mu);
+	while (!wo.done)
+		pthread_cond_wait(&wo.cv, &wo.mu);
+	pthread_mutex_unlock(&wo.mu);
 }

@@ -111,3 +111,63 @@ Test(worker, lazy_start)
 	cr_assert_eq(u[1].status, SAM_STAT_GOOD);
 	scsi_core_shutdown();
 }
+
+/* A job that waits for other work (PREEMPT AND ABORT waiting for the tasks it aborted, EXTENDED
+ * COPY waiting for a range lock) says so; the pool then starts another thread, so the work it
+ * waits for runs even when every worker is waiting.  One worker: the job waits for a job queued
+ * behind it. */
+static bool released;
+
+static enum scsi_sr waits_for_next_job(struct scsi_task *t)
+{
+	struct timespec dl;
+	int rc = 0;
+
+	(void)t;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	scsi_worker_block_begin();
+	pthread_mutex_lock(&mu);
+	while (!released && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&cv, &mu, &dl);
+	pthread_mutex_unlock(&mu);
+	scsi_worker_block_end();
+	return rc == ETIMEDOUT ? SR_INTERNAL_ERROR : SR_OK;
+}
+
+static enum scsi_sr releases(struct scsi_task *t)
+{
+	(void)t;
+	pthread_mutex_lock(&mu);
+	released = true;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	return SR_CONDITION_MET;
+}
+
+Test(worker, waiting_worker_is_replaced, .timeout = 30)
+{
+	struct scsi_task t[2];
+
+	completed = 0;
+	released = false;
+	cr_assert_eq(scsi_core_init(1), 0);
+	cr_assert_eq(scsi_core_workers(), 1);
+	memset(t, 0, sizeof(t));
+	t[0].done = t[1].done = done_cb;
+	scsi_run_blocking(&t[0], waits_for_next_job);
+	scsi_run_blocking(&t[1], releases);
+	wait_completed(2);
+	cr_assert_eq(t[0].status, SAM_STAT_GOOD, "the waiting job saw the one behind it run");
+	cr_assert_eq(t[1].status, SAM_STAT_CONDITION_MET);
+	/* the extra thread leaves once nobody waits: back to the configured pool */
+	for (double end = (double)time(NULL) + 10; scsi_core_workers() != 1 && time(NULL) < end;)
+		usleep(1000);
+	cr_assert_eq(scsi_core_workers(), 1);
+	/* outside a worker the calls change nothing */
+	scsi_worker_block_begin();
+	cr_assert_eq(scsi_core_workers(), 1);
+	scsi_worker_block_end();
+	scsi_core_shutdown();
+	cr_assert_eq(scsi_core_workers(), 0);
+}
