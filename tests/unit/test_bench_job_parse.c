@@ -1,4 +1,5 @@
-/* utgt-bench job files and job options (job_parse.c, job_opts.c). */
+/* utgt-bench job files (job_parse.c): the seed template, [global] scoping, and a
+ * file:line message for every kind of bad line. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ static bool parse(const char *text, struct ub_joblist *l, struct captured *c)
 	return ub_jobfile_parse(text, "t.fio", &g, l, &d);
 }
 
-Test(bench_job, the_seed_template_as_it_is)
+Test(bench_job_parse, the_seed_template_as_it_is)
 {
 	struct ub_joblist l = {0};
 	struct captured c;
@@ -72,7 +73,7 @@ Test(bench_job, the_seed_template_as_it_is)
 	ub_joblist_free(&l);
 }
 
-Test(bench_job, global_applies_only_to_jobs_after_it)
+Test(bench_job_parse, global_applies_only_to_jobs_after_it)
 {
 	struct ub_joblist l = {0};
 	struct captured c;
@@ -100,7 +101,7 @@ static void bad(const char *text, int line, const char *needle)
 	ub_joblist_free(&l);
 }
 
-Test(bench_job, bad_lines_name_file_and_line)
+Test(bench_job_parse, bad_lines_name_file_and_line)
 {
 	bad("[a]\nbs=4x\n", 2, "invalid size '4x'");
 	bad("[a]\nrw=sideways\n", 2, "sideways");
@@ -119,7 +120,7 @@ Test(bench_job, bad_lines_name_file_and_line)
 	bad("[a]\nbs\n", 2, "needs a value");
 }
 
-Test(bench_job, flags_and_special_values)
+Test(bench_job_parse, flags_and_special_values)
 {
 	struct ub_joblist l = {0};
 	struct captured c;
@@ -139,40 +140,7 @@ Test(bench_job, flags_and_special_values)
 	ub_joblist_free(&l);
 }
 
-Test(bench_job, dash_and_underscore_are_the_same)
-{
-	struct ub_job j;
-	char err[128];
-
-	ub_job_defaults(&j);
-	cr_assert_eq(ub_job_set(&j, "ramp-time", "2s", err, sizeof(err)), UB_OPT_OK, "%s", err);
-	cr_assert_eq(j.ramp_ns, 2000000000ull);
-	cr_assert_eq(ub_job_set(&j, "time-based", NULL, err, sizeof(err)), UB_OPT_OK);
-	cr_assert(j.time_based);
-	cr_assert(ub_job_is_option("write-bw-log"));
-	cr_assert_not(ub_job_is_option("paths"));
-}
-
-Test(bench_job, validation)
-{
-	struct ub_job j;
-	char err[256];
-
-	ub_job_defaults(&j);
-	snprintf(j.name, sizeof(j.name), "x");
-	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
-	cr_assert(strstr(err, "no filename"), "%s", err);
-	snprintf(j.filename, sizeof(j.filename), "/dev/null");
-	cr_assert(ub_job_validate(&j, err, sizeof(err)), "%s", err);
-	j.time_based = true;
-	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
-	cr_assert(strstr(err, "runtime"), "%s", err);
-	j.time_based = false;
-	j.size = 512;
-	cr_assert_not(ub_job_validate(&j, err, sizeof(err)));
-}
-
-Test(bench_job, load_reports_missing_file_and_binary)
+Test(bench_job_parse, load_reports_missing_file_and_binary)
 {
 	struct ub_joblist l = {0};
 	struct captured c = {0};
@@ -192,21 +160,4 @@ Test(bench_job, load_reports_missing_file_and_binary)
 	cr_assert(strstr(c.msg, "binary"), "%s", c.msg);
 	unlink(path);
 	ub_joblist_free(&l);
-}
-
-Test(bench_job, rw_helpers)
-{
-	struct ub_job j;
-
-	ub_job_defaults(&j);
-	j.rw = UB_RW_RANDRW;
-	j.rwmixread = 100;
-	cr_assert(ub_rw_reads(&j));
-	cr_assert_not(ub_rw_writes(&j));
-	j.rwmixread = 0;
-	cr_assert_not(ub_rw_reads(&j));
-	cr_assert(ub_rw_writes(&j));
-	cr_assert(ub_rw_is_random(UB_RW_RANDREAD));
-	cr_assert_not(ub_rw_is_random(UB_RW_RW));
-	cr_assert_str_eq(ub_rw_name(UB_RW_RANDWRITE), "randwrite");
 }
