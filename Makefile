@@ -7,7 +7,7 @@ OPT      ?= -O2
 SAN      ?=
 CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -pthread -I. $(SAN) $(EXTRA_CFLAGS)
 LDFLAGS  := -pthread $(SAN)
-LIBS     := -luring -lisal -lcrypto -lm
+LIBS     := -luring -lisal -lcrypto -lm -libverbs -lrdmacm
 BENCH_LIBS := -liscsi -luring -lm
 TEST_LIBS  := -lcriterion
 
