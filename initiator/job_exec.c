@@ -474,6 +474,16 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 		goto out;
 	}
 	jr->verify = j->verify != UB_VERIFY_NONE;
+	/* 9 bytes of state per chunk: past 2^27 chunks (1.1 GiB of state) ask for a smaller
+	 * region rather than thrash. */
+	if (jr->verify && jr->nchunks > (1ull << 27)) {
+		res->error = EINVAL;
+		snprintf(res->errmsg, sizeof(res->errmsg),
+			 "job %.100s: verify over %llu blocks of %llu bytes needs too much state; "
+			 "give a smaller size= or a larger bs=",
+			 j->name, (unsigned long long)jr->nchunks, (unsigned long long)j->bs);
+		goto out;
+	}
 	if (jr->verify && !ub_vtrack_init(&jr->vt, jr->nchunks)) {
 		res->error = ENOMEM;
 		snprintf(res->errmsg, sizeof(res->errmsg), "out of memory for verify state");
