@@ -84,7 +84,8 @@ static inline struct sbc_cmd *sbc_cmd_of(struct scsi_task *t)
  * granted in arrival order among overlapping ranges, so exclusive lockers do not starve. */
 bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_resume_fn resume);
 void sbc_range_unlock(struct sbc_cmd *c);
-/* Blocking variant for a thread that may wait (the SANITIZE thread). */
+/* Blocking variant for a thread that may wait (the SANITIZE thread, a core worker through
+ * scsi_range_lock_blocking: the wait is bracketed by scsi_worker_block_begin/end). */
 void sbc_range_lock_wait(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl);
 /* Background work that outlives its task (SANITIZE with IMMED) registers here, so
  * scsi_rangelock_destroy() waits for it. */

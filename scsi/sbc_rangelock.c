@@ -250,10 +250,35 @@ void sbc_range_lock_wait(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl)
 	c->rl_woken = false;
 	if (sbc_range_lock(c, lba, n, excl, wake_blocked))
 		return;
+	/* The holders may be commands whose work is still queued for a core worker. */
+	scsi_worker_block_begin();
 	pthread_mutex_lock(&rl->mu);
 	while (!c->rl_woken)
 		pthread_cond_wait(&rl->cv, &rl->mu);
 	pthread_mutex_unlock(&rl->mu);
+	scsi_worker_block_end();
+}
+
+struct scsi_range_hold {
+	struct sbc_cmd c;
+};
+
+struct scsi_range_hold *scsi_range_lock_blocking(struct scsi_dev *dev, uint64_t lba, uint64_t n,
+						 bool excl)
+{
+	struct scsi_range_hold *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->c.dev = dev; /* no task: nothing for a TMF to cancel, the caller checks for aborts */
+	sbc_range_lock_wait(&h->c, lba, n, excl);
+	return h;
+}
+
+void scsi_range_unlock_blocking(struct scsi_range_hold *h)
+{
+	if (h)
+		sbc_cmd_free(&h->c); /* unlocks; h is c */
 }
 
 void sbc_rangelock_hold(struct scsi_dev *dev)

@@ -137,6 +137,15 @@ void scsi_xcopy_destroy(struct scsi_xcopy *xc);
 /* ---- LBA range locks (scsi/sbc_rangelock.c): COMPARE AND WRITE atomicity ---- */
 struct scsi_rangelock *scsi_rangelock_create(void);
 void scsi_rangelock_destroy(struct scsi_rangelock *rl);
+/* For work outside the SBC handlers that moves blocks itself (EXTENDED COPY): lock
+ * [lba, lba+n) of dev as its READ/WRITE would (shared) or exclusively, waiting as long as
+ * needed.  Call it from a core worker holding no other range: the pool stands in for the
+ * waiting worker, so the holders it waits for (maybe jobs still queued) run.  NULL when out
+ * of memory. */
+struct scsi_range_hold;
+struct scsi_range_hold *scsi_range_lock_blocking(struct scsi_dev *dev, uint64_t lba, uint64_t n,
+						 bool excl);
+void scsi_range_unlock_blocking(struct scsi_range_hold *h);
 
 /* ---- task set (scsi/scsi_taskset.c) and UA (scsi/spc_ua.c) ---- */
 struct scsi_taskset *scsi_taskset_create(void);

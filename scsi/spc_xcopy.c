@@ -3,7 +3,8 @@
  * The handler reads the parameter list, then moves to a core worker (scsi_run_blocking): it
  * resolves the CSCD descriptors (spc_xcopy_parse.c), checks every segment against the LUs it
  * names (range, write protection, reservations, ALUA, not ready) before moving a byte, then
- * copies each segment in XC_CHUNK pieces with bs_submit_sync().  Progress is recorded for
+ * copies each segment in XC_CHUNK pieces with bs_submit_sync(), each read and each write under
+ * the LBA range lock a READ or WRITE of those blocks would hold.  Progress is recorded for
  * RECEIVE COPY RESULTS under the (nexus, LIST ID) pair; a second copy with a LIST ID still
  * running for the same nexus is refused with OPERATION IN PROGRESS. */
 #include <stdio.h>
@@ -196,6 +197,24 @@ static enum scsi_sr check_segments(struct scsi_task *t, const struct xc_list *l)
 	return SR_OK;
 }
 
+/* One backstore I/O under the LBA range lock a READ (WRITE) of those blocks would take, so
+ * COMPARE AND WRITE, WRITE ATOMIC and the other exclusive commands stay atomic against the
+ * copy.  One range at a time: holding the source's while waiting for the destination's could
+ * deadlock against exclusive waiters queued on both. */
+static enum bs_status locked_io(struct scsi_dev *dev, struct bs_io *io)
+{
+	struct scsi_range_hold *h;
+	enum bs_status st;
+
+	h = scsi_range_lock_blocking(dev, io->off >> dev->block_shift,
+				     io->len >> dev->block_shift, false);
+	if (!h)
+		return BS_ENOMEM;
+	st = bs_submit_sync(dev->bs, io);
+	scsi_range_unlock_blocking(h);
+	return st;
+}
+
 static enum scsi_sr copy_segment(struct scsi_task *t, const struct xc_list *l,
 				 const struct xc_segment *s, uint8_t *buf, uint64_t *moved)
 {
@@ -211,13 +230,14 @@ static enum scsi_sr copy_segment(struct scsi_task *t, const struct xc_list *l,
 		    .op = BS_READ, .off = soff + done, .len = n, .iov = &iov, .iovcnt = 1};
 		struct bs_io wr = {
 		    .op = BS_WRITE, .off = doff + done, .len = n, .iov = &iov, .iovcnt = 1};
+		enum bs_status st;
 
 		if (t->core.dev && scsi_ts_aborted(t->core.dev->ts, t))
 			return SR_ABORTED;
-		if (bs_submit_sync(src->bs, &rd) != BS_OK)
-			return SR_COPY_ABORTED_IO;
-		if (bs_submit_sync(dst->bs, &wr) != BS_OK)
-			return SR_COPY_ABORTED_IO;
+		if ((st = locked_io(src, &rd)) != BS_OK)
+			return st == BS_ENOMEM ? SR_NO_MEMORY : SR_COPY_ABORTED_IO;
+		if ((st = locked_io(dst, &wr)) != BS_OK)
+			return st == BS_ENOMEM ? SR_NO_MEMORY : SR_COPY_ABORTED_IO;
 		done += n;
 		*moved += n;
 	}

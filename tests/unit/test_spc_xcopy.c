@@ -490,3 +490,46 @@ Test(xcopy_gate, abort_task_stops_a_running_copy, .init = up_gate, .fini = down)
 	free(buf);
 	free(a);
 }
+
+/* EXTENDED COPY writes take the destination's LBA range lock like a WRITE, so COMPARE AND
+ * WRITE stays atomic against a copy into the same blocks.  One worker: the copy occupies it
+ * (reading its source at the gate) while a COMPARE AND WRITE locks destination block 0 and
+ * queues for a worker; the copy then waits for that lock on the only worker, and the pool
+ * must let the COMPARE AND WRITE run.  It compares against what block 0 held before the copy
+ * (zeros) and succeeds; the copy lands after it. */
+Test(xcopy_gate, compare_and_write_is_atomic_against_a_copy, .init = up_gate, .fini = down,
+     .timeout = 60)
+{
+	uint8_t cdb[16] = {0x89}, buf[1024], *want = malloc(8 * 512), *got = malloc(8 * 512);
+	struct async_task *a, *c;
+
+	scsi_core_shutdown();
+	cr_assert_eq(scsi_core_init(1), 0);
+	memset(g.mem, 0x6b, SZ);
+	a = start_xcopy(&na, 11, 8, 1); /* source blocks 0-7 -> destination blocks 0-7 */
+	gate_wait_reads(1);
+	memset(buf, 0, 512);          /* verify: block 0 as it is before the copy */
+	memset(buf + 512, 'C', 512);  /* write */
+	put_be64(cdb + 2, 0);
+	cdb[13] = 1;
+	c = async_task_new(&nb, 1, cdb, 16, SCSI_DIR_WRITE, buf, 1024, 2);
+	async_task_start(c);
+	pthread_join(c->thr, NULL); /* submitted: it holds block 0 and waits for a worker */
+	cr_assert_not(c->w.done);
+	gate_set(true);
+	pthread_mutex_lock(&c->w.mu);
+	while (!c->w.done)
+		pthread_cond_wait(&c->w.cv, &c->w.mu);
+	pthread_mutex_unlock(&c->w.mu);
+	async_task_wait(a);
+	cr_assert_eq(c->t.status, SAM_STAT_GOOD, "COMPARE AND WRITE saw the copy's data: key %#x",
+		     c->t.sense[2] & 0xf);
+	cr_assert_eq(a->t.status, SAM_STAT_GOOD);
+	memset(want, 0x6b, 8 * 512);
+	xc_assert_good(xc_rw(&na, 1, false, 0, 8, got, 512));
+	cr_assert_eq(memcmp(got, want, 8 * 512), 0, "the copy landed after the COMPARE AND WRITE");
+	free(want);
+	free(got);
+	free(a);
+	free(c);
+}
