@@ -1,0 +1,602 @@
+/* One RC connection: its queue pair, completion queue and IU buffers; posting SENDs and RDMA
+ * READ/WRITE chains with send queue accounting; completion dispatch; and teardown (error state,
+ * flush, free) whatever starts it.  Runs on the connection's event thread only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "target/tgt_log.h"
+#include "transports/rdma/rdma_int.h"
+#include "transports/rdma/rdma_rw.h"
+
+/* ---- accessors ---- */
+
+void rdma_conn_set_priv(struct rdma_conn *c, void *priv)
+{
+	c->priv = priv;
+}
+
+void *rdma_conn_priv(const struct rdma_conn *c)
+{
+	return c->priv;
+}
+
+struct rdma_srv *rdma_conn_srv(const struct rdma_conn *c)
+{
+	return c->srv;
+}
+
+enum rdma_conn_state rdma_conn_state(const struct rdma_conn *c)
+{
+	return c->state;
+}
+
+const char *rdma_conn_name(const struct rdma_conn *c)
+{
+	return c->name;
+}
+
+struct rdma_pool *rdma_conn_pool(struct rdma_conn *c)
+{
+	return c->dev ? c->dev->pool : NULL;
+}
+
+void rdma_conn_call(struct rdma_conn *c, struct rdma_msg *m)
+{
+	rdma_thread_post(c->t, m);
+}
+
+/* ---- creation: the request ---- */
+
+struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
+				const struct rdma_cm_event *ev)
+{
+	struct rdma_conn *c = calloc(1, sizeof(*c));
+	struct rdma_conn_req *r;
+	char peer[64];
+
+	if (!c)
+		return NULL;
+	c->srv = s;
+	c->id = id;
+	c->state = RDMA_CONN_REQUESTED;
+	id->context = c;
+	r = &c->req;
+	r->priv_len = ev->param.conn.private_data_len;
+	if (r->priv_len && ev->param.conn.private_data)
+		memcpy(c->req_priv, ev->param.conn.private_data, r->priv_len);
+	r->priv = c->req_priv;
+	r->responder_resources = ev->param.conn.responder_resources;
+	r->initiator_depth = ev->param.conn.initiator_depth;
+	memcpy(&r->local, rdma_get_local_addr(id), sizeof(struct sockaddr_in6));
+	memcpy(&r->peer, rdma_get_peer_addr(id), sizeof(struct sockaddr_in6));
+	r->port_num = id->port_num;
+	if (id->verbs)
+		snprintf(r->dev_name, sizeof(r->dev_name), "%s",
+			 ibv_get_device_name(id->verbs->device));
+	rdma_format_addr(&r->peer, peer, sizeof(peer));
+	snprintf(c->name, sizeof(c->name), "%s", peer);
+	return c;
+}
+
+void rdma_conn_attach(struct rdma_thread *t, struct rdma_conn *c)
+{
+	c->t = t;
+	c->next = t->conns;
+	if (t->conns)
+		t->conns->prev = c;
+	t->conns = c;
+	t->nconns++;
+	atomic_fetch_add(&c->srv->nconns, 1);
+}
+
+/* ---- buffers ---- */
+
+static void post_recv(struct rdma_conn *c, struct rdma_buf *b)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)b->data, .length = b->size, .lkey = b->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)b, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	if (ibv_post_recv(c->qp, &wr, &bad)) {
+		rdma_log(c->srv, LOG_ERR, "%s: receive post failed", c->name);
+		rdma_conn_go_down(c, "receive post failed");
+		return;
+	}
+	c->rq_posted++;
+}
+
+void rdma_conn_repost(struct rdma_conn *c, struct rdma_buf *b)
+{
+	if (b->srq) {
+		rdma_srq_repost(b->srq, b);
+		return;
+	}
+	if (c->state > RDMA_CONN_LIVE)
+		return; /* going down: the buffer is freed with the connection */
+	post_recv(c, b);
+}
+
+static int bufs_create(struct rdma_conn *c, const struct rdma_conn_params *p, bool srq)
+{
+	uint32_t nrecv = srq ? 0 : p->recv_depth;
+	size_t rlen = (size_t)nrecv * p->recv_size, slen = (size_t)p->send_depth * p->send_size;
+
+	c->nbufs = nrecv + p->send_depth;
+	c->bufs = calloc(c->nbufs, sizeof(*c->bufs));
+	if (!c->bufs)
+		return -ENOMEM;
+	c->iu_len = rlen + slen;
+	c->iu_mem = mmap(NULL, c->iu_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (c->iu_mem == MAP_FAILED) {
+		c->iu_mem = NULL;
+		return -ENOMEM;
+	}
+	c->iu_mr = ibv_reg_mr(c->dev->pd, c->iu_mem, c->iu_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->iu_mr)
+		return -(errno ? errno : ENOMEM);
+	for (uint32_t i = 0; i < c->nbufs; i++) {
+		struct rdma_buf *b = &c->bufs[i];
+
+		b->recv = i < nrecv;
+		b->size = b->recv ? p->recv_size : p->send_size;
+		b->data = b->recv ? c->iu_mem + (size_t)i * p->recv_size
+				  : c->iu_mem + rlen + (size_t)(i - nrecv) * p->send_size;
+		b->lkey = c->iu_mr->lkey;
+		if (!b->recv) {
+			b->next = c->send_free;
+			c->send_free = b;
+		}
+	}
+	return 0;
+}
+
+static void bufs_destroy(struct rdma_conn *c)
+{
+	if (c->iu_mr)
+		ibv_dereg_mr(c->iu_mr);
+	if (c->iu_mem)
+		munmap(c->iu_mem, c->iu_len);
+	free(c->bufs);
+	c->iu_mr = NULL;
+	c->iu_mem = NULL;
+	c->bufs = NULL;
+	c->send_free = NULL;
+}
+
+struct rdma_buf *rdma_conn_send_buf(struct rdma_conn *c)
+{
+	struct rdma_buf *b = c->send_free;
+
+	if (b)
+		c->send_free = b->next;
+	return b;
+}
+
+void rdma_conn_put_send_buf(struct rdma_conn *c, struct rdma_buf *b)
+{
+	b->next = c->send_free;
+	c->send_free = b;
+}
+
+/* ---- accept / reject ---- */
+
+static void qp_cq_destroy(struct rdma_conn *c)
+{
+	if (c->qp) {
+		rdma_destroy_qp(c->id);
+		c->qp = NULL;
+	}
+	if (c->cq) {
+		struct ibv_wc wc[RDMA_CQ_BATCH];
+		int n;
+
+		/* With a shared receive queue, receives flushed after the last look at the CQ
+		 * are still buffers of the SRQ: give them back to it. */
+		while ((n = ibv_poll_cq(c->cq, RDMA_CQ_BATCH, wc)) > 0)
+			for (int i = 0; i < n; i++)
+				if (wc[i].opcode & IBV_WC_RECV) {
+					struct rdma_buf *b = (void *)(uintptr_t)wc[i].wr_id;
+					if (b && b->srq)
+						rdma_srq_repost(b->srq, b);
+				}
+		if (c->cq_unacked)
+			ibv_ack_cq_events(c->cq, c->cq_unacked);
+		c->cq_unacked = 0;
+		ibv_destroy_cq(c->cq);
+		c->cq = NULL;
+	}
+}
+
+int rdma_conn_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
+{
+	const struct rdma_srv_cfg *cfg = &c->srv->cfg;
+	struct ibv_qp_init_attr qa = {0};
+	struct rdma_conn_param cp = {0};
+	struct rdma_dev *d;
+	uint32_t sq, rq, cqe;
+	int rc;
+
+	d = rdma_dev_get(c->t, c->id->verbs);
+	if (!d)
+		return -ENODEV;
+	c->dev = d;
+	d->nconns++;
+	sq = p->send_depth + p->rdma_wrs;
+	if (sq > (uint32_t)d->attr.max_qp_wr)
+		sq = (uint32_t)d->attr.max_qp_wr;
+	rq = d->srq ? 0 : p->recv_depth + 1;
+	if (rq > (uint32_t)d->attr.max_qp_wr)
+		return -EINVAL;
+	cqe = sq + (d->srq ? p->recv_depth + 1 : rq);
+	if (cqe > (uint32_t)d->attr.max_cqe)
+		cqe = (uint32_t)d->attr.max_cqe;
+	c->cq = ibv_create_cq(c->id->verbs, (int)cqe, c, d->cc, 0);
+	if (!c->cq) {
+		rc = -(errno ? errno : ENOMEM);
+		goto err;
+	}
+	if (ibv_req_notify_cq(c->cq, 0)) {
+		rc = -EIO;
+		goto err_cq;
+	}
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	qa.srq = d->srq ? d->srq->srq : NULL;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = sq;
+	qa.cap.max_recv_wr = rq;
+	qa.cap.max_send_sge = d->attr.max_sge < 30 ? (uint32_t)d->attr.max_sge : 30;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = cfg->max_inline;
+	if (rdma_create_qp(c->id, d->pd, &qa)) {
+		/* some devices refuse inline sends: try without */
+		qa.cap.max_inline_data = 0;
+		if (rdma_create_qp(c->id, d->pd, &qa)) {
+			rc = -(errno ? errno : ENOMEM);
+			goto err_cq;
+		}
+	}
+	c->qp = c->id->qp;
+	c->sq_depth = qa.cap.max_send_wr < sq ? qa.cap.max_send_wr : sq;
+	c->max_inline = qa.cap.max_inline_data;
+	c->max_sge = qa.cap.max_send_sge;
+	rc = bufs_create(c, p, d->srq != NULL);
+	if (rc)
+		goto err_bufs;
+	for (uint32_t i = 0; i < c->nbufs; i++)
+		if (c->bufs[i].recv)
+			post_recv(c, &c->bufs[i]);
+	if (c->state != RDMA_CONN_REQUESTED) {
+		rc = -EIO;
+		goto err_bufs;
+	}
+	if (p->pool_bytes && (rc = rdma_pool_grow(d->pool, p->pool_bytes)))
+		rdma_log(c->srv, LOG_WARNING, "%s: data pool could not grow: %s", c->name,
+			 strerror(-rc));
+	cp.private_data = p->priv;
+	cp.private_data_len = p->priv_len;
+	cp.initiator_depth = c->req.responder_resources;
+	if (cp.initiator_depth > d->attr.max_qp_init_rd_atom)
+		cp.initiator_depth = (uint8_t)d->attr.max_qp_init_rd_atom;
+	cp.responder_resources = c->req.initiator_depth;
+	if (cp.responder_resources > d->attr.max_qp_rd_atom)
+		cp.responder_resources = (uint8_t)d->attr.max_qp_rd_atom;
+	cp.rnr_retry_count = 7;
+	if (rdma_accept(c->id, &cp)) {
+		rc = -(errno ? errno : EIO);
+		goto err_bufs;
+	}
+	c->state = RDMA_CONN_ACCEPTED;
+	c->upper_knows = true;
+	return 0;
+
+err_bufs:
+	/* receives already posted flush into the CQ, which goes with the QP */
+	c->rq_posted = 0;
+	if (c->qp) {
+		rdma_destroy_qp(c->id);
+		c->qp = NULL;
+	}
+	bufs_destroy(c);
+err_cq:
+	if (c->cq) {
+		ibv_destroy_cq(c->cq);
+		c->cq = NULL;
+	}
+err:
+	rdma_dev_put(d);
+	c->dev = NULL;
+	return rc;
+}
+
+void rdma_conn_reject(struct rdma_conn *c, const void *priv, uint8_t priv_len)
+{
+	if (c->state != RDMA_CONN_REQUESTED)
+		return;
+	if (rdma_reject(c->id, priv, priv_len))
+		rdma_log(c->srv, LOG_WARNING, "%s: reject failed: %s", c->name, strerror(errno));
+	c->state = RDMA_CONN_CLOSED;
+	c->released = true;
+}
+
+/* ---- posting ---- */
+
+static bool sq_room(struct rdma_conn *c, uint32_t n)
+{
+	if (c->sq_used + n <= c->sq_depth)
+		return true;
+	c->want_sq_space = true;
+	return false;
+}
+
+static int post(struct rdma_conn *c, struct ibv_send_wr *first, struct rdma_op *op, uint32_t n)
+{
+	struct ibv_send_wr *bad;
+	int rc = ibv_post_send(c->qp, first, &bad);
+
+	if (rc) {
+		rdma_log(c->srv, LOG_ERR, "%s: send post failed: %s", c->name, strerror(rc));
+		rdma_conn_go_down(c, "send post failed");
+		return -ENOTCONN;
+	}
+	op->nwr = n;
+	c->sq_used += n;
+	return 0;
+}
+
+static void send_wr(struct rdma_conn *c, struct ibv_send_wr *w, struct ibv_sge *sge,
+		    struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op)
+{
+	sge->addr = (uintptr_t)b->data;
+	sge->length = len;
+	sge->lkey = b->lkey;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = (uintptr_t)op;
+	w->sg_list = sge;
+	w->num_sge = 1;
+	w->opcode = IBV_WR_SEND;
+	w->send_flags = IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0) |
+			(len <= c->max_inline ? IBV_SEND_INLINE : 0);
+	op->send_buf = b;
+}
+
+int rdma_conn_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
+		   struct rdma_op *op)
+{
+	struct ibv_send_wr w;
+	struct ibv_sge sge;
+
+	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+		return -ENOTCONN;
+	if (!sq_room(c, 1))
+		return -EAGAIN;
+	if (!op) {
+		op = &b->op;
+		op->done = NULL;
+	}
+	send_wr(c, &w, &sge, b, len, solicited, op);
+	return post(c, &w, op, 1);
+}
+
+int rdma_conn_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+			 struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op)
+{
+	struct ibv_send_wr wr[RDMA_RW_MAX_WR + 1];
+	struct ibv_sge sge[RDMA_RW_MAX_SGE + 1];
+	int n;
+
+	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+		return -ENOTCONN;
+	n = rdma_rw_build(IBV_WR_RDMA_WRITE, rem, nrem, loc, nloc, bytes, c->max_sge, wr,
+			  RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE);
+	if (n < 0)
+		return n == -E2BIG ? -EINVAL : n;
+	if ((uint32_t)n + 1 > c->sq_depth)
+		return -EINVAL;
+	if (!sq_room(c, (uint32_t)n + 1))
+		return -EAGAIN;
+	if (!op) {
+		op = &b->op;
+		op->done = NULL;
+	}
+	send_wr(c, &wr[n], &sge[RDMA_RW_MAX_SGE], b, len, solicited, op);
+	if (n)
+		wr[n - 1].next = &wr[n];
+	return post(c, &wr[0], op, (uint32_t)n + 1);
+}
+
+int rdma_conn_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
+{
+	struct ibv_send_wr wr[RDMA_RW_MAX_WR];
+	struct ibv_sge sge[RDMA_RW_MAX_SGE];
+	int n;
+
+	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+		return -ENOTCONN;
+	n = rdma_rw_build(IBV_WR_RDMA_READ, rem, nrem, loc, nloc, bytes, c->max_sge, wr,
+			  RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE);
+	if (n <= 0)
+		return n == -E2BIG || n == 0 ? -EINVAL : n;
+	if ((uint32_t)n > c->sq_depth)
+		return -EINVAL;
+	if (!sq_room(c, (uint32_t)n))
+		return -EAGAIN;
+	wr[n - 1].wr_id = (uintptr_t)op;
+	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	op->send_buf = NULL;
+	return post(c, &wr[0], op, (uint32_t)n);
+}
+
+/* ---- completions ---- */
+
+static void send_done(struct rdma_conn *c, const struct ibv_wc *wc)
+{
+	struct rdma_op *op = (void *)(uintptr_t)wc->wr_id;
+	bool ok = wc->status == IBV_WC_SUCCESS;
+
+	if (!op) /* an unsignaled work request completing in error */
+		return;
+	c->sq_used = c->sq_used >= op->nwr ? c->sq_used - op->nwr : 0;
+	op->nwr = 0;
+	if (op->send_buf) {
+		rdma_conn_put_send_buf(c, op->send_buf);
+		op->send_buf = NULL;
+	}
+	if (op->done)
+		op->done(c, op, ok);
+	if (c->want_sq_space && c->state == RDMA_CONN_LIVE) {
+		c->want_sq_space = false;
+		if (c->srv->ops->sq_space)
+			c->srv->ops->sq_space(c);
+	}
+}
+
+static void recv_done(struct rdma_conn *c, const struct ibv_wc *wc)
+{
+	struct rdma_buf *b = (void *)(uintptr_t)wc->wr_id;
+
+	if (!b->srq && c->rq_posted)
+		c->rq_posted--;
+	if (wc->status != IBV_WC_SUCCESS || c->state > RDMA_CONN_LIVE) {
+		if (b->srq)
+			rdma_srq_repost(b->srq, b);
+		return;
+	}
+	/* The peer may send as soon as it has our accept, before RDMA/CM tells us it is
+	 * established: the first receive establishes it as well. */
+	if (c->state == RDMA_CONN_ACCEPTED)
+		rdma_conn_established(c);
+	c->srv->ops->recv(c, b, wc->byte_len);
+}
+
+bool rdma_conn_poll(struct rdma_conn *c)
+{
+	struct ibv_wc wc[RDMA_CQ_BATCH];
+	bool any = false;
+	int n;
+
+	if (!c->cq)
+		return false;
+	while ((n = ibv_poll_cq(c->cq, RDMA_CQ_BATCH, wc)) > 0) {
+		any = true;
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR &&
+			    c->state <= RDMA_CONN_LIVE) {
+				rdma_log(c->srv, LOG_WARNING, "%s: completion error: %s (opcode %d)",
+					 c->name, ibv_wc_status_str(wc[i].status), wc[i].opcode);
+				rdma_conn_go_down(c, "completion error");
+			}
+			if (wc[i].opcode & IBV_WC_RECV)
+				recv_done(c, &wc[i]);
+			else
+				send_done(c, &wc[i]);
+		}
+	}
+	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
+		c->state = RDMA_CONN_CLOSED;
+	return any;
+}
+
+/* ---- state changes ---- */
+
+void rdma_conn_established(struct rdma_conn *c)
+{
+	if (c->state != RDMA_CONN_ACCEPTED)
+		return;
+	c->state = RDMA_CONN_LIVE;
+	if (c->srv->ops->established)
+		c->srv->ops->established(c);
+}
+
+void rdma_conn_go_down(struct rdma_conn *c, const char *why)
+{
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_ERR};
+	enum rdma_conn_state prev = c->state;
+
+	if (prev >= RDMA_CONN_CLOSING)
+		return;
+	c->state = RDMA_CONN_CLOSING;
+	if (prev == RDMA_CONN_REQUESTED) {
+		/* never accepted: nothing posted, nobody above to tell */
+		c->state = RDMA_CONN_CLOSED;
+		c->released = true;
+		return;
+	}
+	rdma_log(c->srv, LOG_INFO, "%s: connection down (%s)", c->name, why);
+	rdma_disconnect(c->id); /* DREQ to the peer; moves the QP to the error state */
+	if (c->qp)
+		ibv_modify_qp(c->qp, &qa, IBV_QP_STATE);
+	if (c->upper_knows && !c->down_notified) {
+		c->down_notified = true;
+		c->busy++;
+		if (c->srv->ops->down)
+			c->srv->ops->down(c);
+		c->busy--;
+	}
+	if (!c->sq_used && !c->rq_posted)
+		c->state = RDMA_CONN_CLOSED;
+}
+
+void rdma_conn_disconnect(struct rdma_conn *c)
+{
+	rdma_conn_go_down(c, "local disconnect");
+	rdma_conn_maybe_free(c);
+}
+
+void rdma_conn_release(struct rdma_conn *c)
+{
+	c->released = true;
+	rdma_conn_maybe_free(c);
+}
+
+static void conn_free(struct rdma_conn *c)
+{
+	struct rdma_thread *t = c->t;
+	struct rdma_dev *d = c->dev;
+
+	qp_cq_destroy(c);
+	bufs_destroy(c);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (t) {
+		if (c->prev)
+			c->prev->next = c->next;
+		else if (t->conns == c)
+			t->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		t->nconns--;
+		atomic_fetch_sub(&c->srv->nconns, 1);
+		pthread_mutex_lock(&c->srv->lock);
+		pthread_cond_broadcast(&c->srv->cv);
+		pthread_mutex_unlock(&c->srv->lock);
+	}
+	free(c);
+	if (d)
+		rdma_dev_put(d);
+}
+
+void rdma_conn_maybe_free(struct rdma_conn *c)
+{
+	if (c->busy || !c->released)
+		return;
+	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
+		c->state = RDMA_CONN_CLOSED;
+	if (c->state != RDMA_CONN_CLOSED)
+		return;
+	conn_free(c);
+}
+
+void rdma_conn_force_free(struct rdma_conn *c)
+{
+	rdma_conn_go_down(c, "shutdown");
+	c->released = true;
+	c->state = RDMA_CONN_CLOSED;
+	c->busy = 0;
+	conn_free(c);
+}

@@ -1,0 +1,149 @@
+/* Internals of the verbs layer shared by its files: threads, devices, connections. */
+#ifndef UTGT_RDMA_INT_H
+#define UTGT_RDMA_INT_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdatomic.h>
+
+#include "transports/rdma/rdma.h"
+#include "transports/rdma/rdma_pool.h"
+
+#define RDMA_MAX_LISTEN 8
+#define RDMA_CQ_BATCH	16
+
+/* What an epoll entry stands for. */
+enum rdma_src_kind { SRC_INBOX, SRC_TIMER, SRC_CM, SRC_COMP };
+struct rdma_src {
+	enum rdma_src_kind kind;
+	void *obj;
+};
+
+struct rdma_srq {
+	struct ibv_srq *srq;
+	struct rdma_dev *dev;
+	uint8_t *mem;
+	struct ibv_mr *mr;
+	struct rdma_buf *bufs;
+	uint32_t depth, size;
+};
+
+/* One verbs device as one thread uses it. */
+struct rdma_dev {
+	struct rdma_thread *t;
+	struct ibv_context *verbs;
+	struct ibv_device_attr attr;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct rdma_src src;
+	struct rdma_pool *pool;
+	struct rdma_srq *srq;
+	unsigned nconns;
+	unsigned busy; /* draining its completion channel: destroy later */
+	bool removing;
+	char name[64];
+	struct rdma_dev *next;
+};
+
+struct rdma_conn {
+	struct rdma_srv *srv;
+	struct rdma_thread *t;
+	struct rdma_dev *dev;
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	unsigned cq_unacked;
+	struct ibv_qp *qp;
+	enum rdma_conn_state state;
+	bool upper_knows;   /* accepted: the upper layer gets down() */
+	bool down_notified;
+	bool released;	    /* the upper layer is done with it */
+	bool want_sq_space; /* a post got -EAGAIN */
+	unsigned busy;	    /* inside a callback loop: free later */
+	uint32_t sq_depth, sq_used;
+	uint32_t rq_posted;
+	uint32_t max_inline, max_sge;
+	uint8_t *iu_mem;
+	size_t iu_len;
+	struct ibv_mr *iu_mr;
+	struct rdma_buf *bufs;
+	unsigned nbufs;
+	struct rdma_buf *send_free;
+	void *priv;
+	char name[64];
+	struct rdma_conn *prev, *next; /* thread's list */
+	/* the connection request, until the upper layer has seen it */
+	struct rdma_conn_req req;
+	uint8_t req_priv[256];
+	struct rdma_msg req_msg;
+};
+
+struct rdma_thread {
+	struct rdma_srv *srv;
+	unsigned idx;
+	pthread_t th;
+	bool started;
+	int epfd, evfd, tfd;
+	struct rdma_src inbox_src, timer_src, cm_src;
+	_Atomic(struct rdma_msg *) inbox;
+	struct rdma_msg *local_head, *local_tail;
+	struct rdma_event_channel *cm;
+	struct rdma_dev *devs;
+	struct rdma_conn *conns;
+	unsigned nconns;
+	atomic_bool stop;
+	/* thread 0: the listeners */
+	struct rdma_cm_id *listen_id[RDMA_MAX_LISTEN];
+	int listen_err[RDMA_MAX_LISTEN]; /* last errno logged for it */
+	bool no_cm_logged;
+};
+
+struct rdma_srv {
+	struct rdma_srv_cfg cfg;
+	const struct rdma_conn_ops *ops;
+	void *ctx;
+	struct rdma_thread *threads;
+	unsigned nthreads;
+	atomic_uint nconns;
+	atomic_bool closing;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+};
+
+void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* rdma_thread.c */
+void rdma_thread_post(struct rdma_thread *t, struct rdma_msg *m);
+/* Run fn(arg) on t and wait for it. */
+void rdma_thread_run_sync(struct rdma_thread *t, void (*fn)(struct rdma_thread *t, void *arg),
+			  void *arg);
+int rdma_thread_watch(struct rdma_thread *t, int fd, struct rdma_src *src);
+void rdma_thread_unwatch(struct rdma_thread *t, int fd);
+int rdma_thread_init(struct rdma_thread *t);
+void rdma_thread_fini(struct rdma_thread *t);
+void *rdma_thread_main(void *arg);
+
+/* rdma_dev.c */
+struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs);
+void rdma_dev_put(struct rdma_dev *d); /* a connection left it */
+void rdma_dev_destroy(struct rdma_dev *d);
+void rdma_dev_comp_event(struct rdma_dev *d);
+void rdma_srq_repost(struct rdma_srq *q, struct rdma_buf *b);
+
+/* rdma_conn.c */
+struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
+				const struct rdma_cm_event *ev);
+void rdma_conn_attach(struct rdma_thread *t, struct rdma_conn *c);
+void rdma_conn_go_down(struct rdma_conn *c, const char *why);
+bool rdma_conn_poll(struct rdma_conn *c); /* true when something completed */
+void rdma_conn_established(struct rdma_conn *c);
+void rdma_conn_maybe_free(struct rdma_conn *c);
+void rdma_conn_force_free(struct rdma_conn *c);
+
+/* rdma_cm.c */
+void rdma_cm_events(struct rdma_thread *t);
+void rdma_cm_tick(struct rdma_thread *t);
+void rdma_cm_close_listeners(struct rdma_thread *t);
+
+#endif
