@@ -74,7 +74,9 @@ enum scsi_sense_key {
 	/* transport-detected data transfer failures (iSCSI Data-Out at ErrorRecoveryLevel 0) */  \
 	X(SR_DATA_PHASE_ERROR, SAM_STAT_CHECK_CONDITION, SK_ABORTED_COMMAND, 0x4b, 0x00)          \
 	X(SR_DATA_OFFSET_ERROR, SAM_STAT_CHECK_CONDITION, SK_ABORTED_COMMAND, 0x4b, 0x05)         \
-	X(SR_PROTOCOL_CRC_ERROR, SAM_STAT_CHECK_CONDITION, SK_ABORTED_COMMAND, 0x47, 0x05)
+	X(SR_PROTOCOL_CRC_ERROR, SAM_STAT_CHECK_CONDITION, SK_ABORTED_COMMAND, 0x47, 0x05)         \
+	/* a transport command IU the target cannot use (SRP_CMD: descriptors, CDB length) */     \
+	X(SR_INVALID_FIELD_IN_IU, SAM_STAT_CHECK_CONDITION, SK_ILLEGAL_REQUEST, 0x0e, 0x03)
 
 enum scsi_sr {
 #define SCSI_SR_ENUM(name, st, key, asc, ascq) name,
