@@ -326,13 +326,14 @@ static void raise_victims(struct scsi_dev *dev, struct victims *v)
 	v->n = 0;
 }
 
-static void lu_reset(struct scsi_dev *dev, struct tmf_rec *rec, const struct scsi_nexus *nx,
-		     uint8_t asc, uint8_t ascq)
+/* SAM-5: a logical unit (or target) reset establishes its UNIT ATTENTION for every I_T nexus,
+ * the one that requested it included (libiscsi's MultipathIO.Reset checks every path). */
+static void lu_reset(struct scsi_dev *dev, struct tmf_rec *rec, uint8_t asc, uint8_t ascq)
 {
 	abort_on_lu(dev, rec, M_ALL, 0, NULL, NULL);
 	scsi_ua_clear_prevent(dev, NULL); /* a reset clears PREVENT ALLOW MEDIUM REMOVAL */
 	scsi_reservation_reset(dev, NULL);
-	scsi_ua_raise_all(dev, nx, asc, ascq);
+	scsi_ua_raise_all(dev, NULL, asc, ascq);
 }
 
 void scsi_tmf_execute(struct scsi_tmf *tmf)
@@ -385,7 +386,7 @@ void scsi_tmf_execute(struct scsi_tmf *tmf)
 		raise_victims(dev, &victims);
 		break;
 	case SCSI_TMF_LOGICAL_UNIT_RESET:
-		lu_reset(dev, rec, nx, 0x29, 0x03); /* BUS DEVICE RESET FUNCTION OCCURRED */
+		lu_reset(dev, rec, 0x29, 0x03); /* BUS DEVICE RESET FUNCTION OCCURRED */
 		break;
 	case SCSI_TMF_I_T_NEXUS_RESET:
 		for (unsigned i = 0; luns && i < luns->n; i++) {
@@ -401,7 +402,7 @@ void scsi_tmf_execute(struct scsi_tmf *tmf)
 		/* cold reset is a power cycle as far as the initiators can tell: POWER ON OCCURRED;
 		 * warm reset: SCSI BUS RESET OCCURRED */
 		for (unsigned i = 0; luns && i < luns->n; i++)
-			lu_reset(luns->e[i].dev, rec, nx, 0x29,
+			lu_reset(luns->e[i].dev, rec, 0x29,
 				 tmf->fn == SCSI_TMF_TARGET_COLD_RESET ? 0x01 : 0x02);
 		break;
 	case SCSI_TMF_QUERY_TASK:

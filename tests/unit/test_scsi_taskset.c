@@ -472,6 +472,10 @@ Test(taskset, lu_reset)
 	cr_assert_eq(m.tmf.resp, SCSI_TMF_COMPLETE);
 	struct th_result r = th_exec(&n2, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x03);
+	/* SAM-5: for every I_T nexus, the one that sent the reset included (libiscsi
+	 * MultipathIO.Reset checks each path) */
+	r = th_exec(&n1, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x03);
 	r = th_exec(&n1, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
 	/* the LU works afterwards */
@@ -512,9 +516,13 @@ Test(taskset, target_resets)
 	cr_assert(b->t.aborted);
 	struct th_result r = th_exec(&n2, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x02);
+	r = th_exec(&n1, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x02);
 	tmf_start(&m, &n1, SCSI_TMF_TARGET_COLD_RESET, 0);
 	tmf_wait(&m);
 	r = th_exec(&n2, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x01);
+	r = th_exec(&n1, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x01);
 }
 
