@@ -12,7 +12,9 @@
  * While it runs (dev->sanitizing) other medium access gets NOT READY 04/1B from the core's
  * admission checks; it starts only when the commands in flight have drained (it locks the
  * whole LU exclusively).  With IMMED the status is GOOD once the CDB and parameter list are
- * validated, the sanitize going on in the background.  If it fails, the LU enters sanitize
+ * validated, the sanitize going on in the background.  Without IMMED a task management
+ * function (ABORT TASK, a reset, the nexus going away) ends the SANITIZE command at once, as
+ * aborted, but not the sanitize operation, which goes on to its end as SBC-4 requires.  If it fails, the LU enters sanitize
  * failure mode: medium access gets MEDIUM ERROR 31/03 until a SANITIZE succeeds or — when the
  * failed one had AUSE=1 — EXIT FAILURE MODE is sent.
  *
@@ -38,13 +40,51 @@ enum {
 
 struct sanitize_job {
 	struct scsi_dev *dev;
-	struct scsi_task *t; /* NULL with IMMED: the task has completed already */
+	struct scsi_task *t; /* NULL with IMMED or once a TMF took it (under detach_mu) */
 	uint8_t sa;
 	bool ause;
 	bool invert;
 	unsigned count;
 	uint8_t pattern[]; /* one block, the initialization pattern repeated */
 };
+
+/* Between the job and its task: the sanitize thread takes the task to complete it, or a TMF
+ * takes it to complete it as aborted, whichever comes first.  Never held while calling into
+ * the core. */
+static pthread_mutex_t detach_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* core.cancel: called by a TMF with the task set lock held.  Returns true when the task is
+ * ours to give up (the core completes it as aborted; the operation carries on without it). */
+static bool sanitize_cancel(struct scsi_task *t)
+{
+	struct sanitize_job *j;
+	bool taken = false;
+
+	pthread_mutex_lock(&detach_mu);
+	j = t->core.ctx;
+	if (j && j->t == t) {
+		j->t = NULL;
+		t->core.ctx = NULL;
+		taken = true;
+	}
+	pthread_mutex_unlock(&detach_mu);
+	return taken;
+}
+
+/* The task the job still has to complete, if no TMF took it; after this j is unreachable
+ * from the task. */
+static struct scsi_task *take_task(struct sanitize_job *j)
+{
+	struct scsi_task *t;
+
+	pthread_mutex_lock(&detach_mu);
+	t = j->t;
+	j->t = NULL;
+	if (t)
+		t->core.ctx = NULL;
+	pthread_mutex_unlock(&detach_mu);
+	return t;
+}
 
 static enum bs_status overwrite(struct sanitize_job *j)
 {
@@ -86,7 +126,7 @@ static void *sanitize_thread(void *arg)
 {
 	struct sanitize_job *j = arg;
 	struct scsi_dev *dev = j->dev;
-	struct scsi_task *t = j->t;
+	struct scsi_task *t;
 	struct sbc_cmd *c = calloc(1, sizeof(*c));
 	enum bs_status st = BS_ENOMEM;
 	enum scsi_sr sr;
@@ -108,6 +148,7 @@ static void *sanitize_thread(void *arg)
 	if (st != BS_OK)
 		fprintf(stderr, "utgt: %s: SANITIZE failed (status %d): failure mode\n",
 			dev->p.name, (int)st);
+	t = take_task(j);
 	free(j);
 	if (t)
 		scsi_task_complete(t, sr);
@@ -175,6 +216,7 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 	pthread_attr_t attr;
 	pthread_t th;
 	enum scsi_sr sr = SR_OK;
+	bool t_taken;
 	int rc;
 
 	if (t->cdb[1] & 0x40)
@@ -202,7 +244,11 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 		free(j);
 		return sr;
 	}
-	j->t = immed ? NULL : t;
+	if (!immed) {
+		j->t = t;
+		t->core.ctx = j;
+		t->core.cancel = sanitize_cancel;
+	}
 
 	pthread_mutex_lock(&dev->lock);
 	if (dev->sanitizing)
@@ -211,6 +257,9 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 		dev->sanitizing = true;
 	pthread_mutex_unlock(&dev->lock);
 	if (sr != SR_OK) {
+		/* not started; a TMF running meanwhile may already have taken the task */
+		if (!take_task(j) && !immed)
+			sr = SR_ASYNC; /* a TMF completed it meanwhile */
 		free(j);
 		return sr;
 	}
@@ -223,10 +272,13 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 		pthread_mutex_lock(&dev->lock);
 		dev->sanitizing = false;
 		pthread_mutex_unlock(&dev->lock);
+		t_taken = take_task(j) != NULL;
 		free(j);
 		sbc_rangelock_unhold(dev);
+		if (!immed && !t_taken)
+			return SR_ASYNC; /* a TMF completed it meanwhile */
 		return SR_NO_MEMORY;
 	}
-	/* from here the thread owns j (and t without IMMED) */
+	/* from here the thread owns j (and t without IMMED, unless a TMF takes it) */
 	return immed ? SR_OK : SR_ASYNC;
 }

@@ -2,6 +2,8 @@
  * CRYPTOGRAPHIC ERASE (data gone: zeros, holes in the thin fileio file, GET LBA STATUS all
  * deallocated), parameter checks as libiscsi expects, IMMED with NOT READY 04/1B meanwhile,
  * draining the commands in flight, failure mode with AUSE and EXIT FAILURE MODE, read-only. */
+#include <errno.h>
+
 #include "tests/unit/sbc_test.h"
 
 static struct th_result sanitize(struct sbc_fx *fx, uint8_t b1, const uint8_t *plist, uint16_t plen)
@@ -277,5 +279,83 @@ Test(sanitize, success_clears_failure_mode)
 	th_assert_sense(r, SK_MEDIUM_ERROR, 0x31, 0x03);
 	cr_assert_eq(sanitize(&fx, 0x03, NULL, 0).status, SAM_STAT_GOOD);
 	cr_assert_eq(fx_read(&fx, 0, 1, b).status, SAM_STAT_GOOD);
+	fx_fini(&fx);
+}
+
+/* A TMF aborts the SANITIZE command, not the sanitize operation (SBC-4: it goes on through
+ * aborts, resets and I_T nexus loss; libiscsi's Sanitize.Reset): ABORT TASK and LOGICAL UNIT
+ * RESET complete at once while the erase is still at the store, the LU stays NOT READY 04/1B
+ * until the erase is done, and the data is erased. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+} sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void san_tmf_done(struct scsi_tmf *tmf)
+{
+	(void)tmf;
+	pthread_mutex_lock(&sw.mu);
+	sw.done++;
+	pthread_cond_broadcast(&sw.cv);
+	pthread_mutex_unlock(&sw.mu);
+}
+
+/* Run a TMF; true when it completed within 5 s. */
+static bool tmf_within(struct scsi_tmf *tmf)
+{
+	struct timespec dl;
+	int rc = 0, want;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
+	pthread_mutex_lock(&sw.mu);
+	want = sw.done + 1;
+	pthread_mutex_unlock(&sw.mu);
+	scsi_tmf_execute(tmf);
+	pthread_mutex_lock(&sw.mu);
+	while (sw.done < want && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&sw.cv, &sw.mu, &dl);
+	pthread_mutex_unlock(&sw.mu);
+	return rc != ETIMEDOUT;
+}
+
+Test(sanitize, abort_ends_the_command_not_the_operation, .timeout = 60)
+{
+	struct sbc_fx fx;
+	struct fx_job san;
+	struct scsi_tmf tmf;
+	uint8_t sc[16] = {0x48, 0x02}, tur[16] = {0};
+	struct th_result r;
+
+	fx_init_ops(&fx, &gate_ops); /* thin, deallocates: the erase is one UNMAP */
+	fx_fill(&fx, 0, 8, 'a');
+	gate_arm(BS_UNMAP);
+	fx_job_start(&san, &fx, sc, SCSI_DIR_NONE, NULL, 0); /* BLOCK ERASE, IMMED=0 */
+	cr_assert(gate_wait_parked(5), "the erase never reached the store");
+
+	memset(&tmf, 0, sizeof(tmf));
+	tmf.fn = SCSI_TMF_ABORT_TASK;
+	tmf.ref_tag = san.tag;
+	tmf.nexus = &fx.n.nx;
+	tmf.done = san_tmf_done;
+	cr_assert(tmf_within(&tmf), "ABORT TASK waited for the sanitize operation");
+	cr_assert_eq(tmf.resp, SCSI_TMF_COMPLETE);
+	r = fx_job_join(&san);
+	cr_assert(r.aborted, "the SANITIZE command ends aborted");
+	r = fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+
+	tmf.fn = SCSI_TMF_LOGICAL_UNIT_RESET;
+	cr_assert(tmf_within(&tmf), "LOGICAL UNIT RESET waited for the sanitize operation");
+	r = fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x03);
+	r = fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+
+	gate_release();
+	cr_assert(fx_poll(not_sanitizing, fx.dev, 5));
+	cr_assert_eq(fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0).status, SAM_STAT_GOOD);
+	fx_expect(&fx, 0, 8, 0);
 	fx_fini(&fx);
 }
