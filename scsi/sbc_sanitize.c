@@ -7,7 +7,9 @@
  *     deallocated blocks read zeros is deallocated entirely (holes, dropped pages); any other
  *     is overwritten with zeros.  There is no key to throw away, so the cryptographic erase
  *     has the same effect as the block erase.
- * Either way the store is flushed before the sanitize counts as done.
+ * Either way the store is flushed before the sanitize counts as done.  The device attribute
+ * sanitize_rate_mb (utgt's own) paces the writes, so a sanitize neither starves the other users
+ * of the backing store nor ends faster than that rate says.
  *
  * While it runs (dev->sanitizing) other medium access gets NOT READY 04/1B from the core's
  * admission checks; it starts only when the commands in flight have drained (it locks the
@@ -25,9 +27,11 @@
  * all INVALID FIELD IN CDB.  A TEST field other than 0 and a pattern longer than the list that
  * carries it are INVALID FIELD IN PARAMETER LIST; a list shorter than announced is PARAMETER
  * LIST LENGTH ERROR. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "scsi/sbc.h"
 
@@ -86,6 +90,38 @@ static struct scsi_task *take_task(struct sanitize_job *j)
 	return t;
 }
 
+/* Fill the whole LU with one block.  With sanitize_rate_mb, in pieces of at most a tenth of
+ * a second's worth, each started no earlier than the rate allows. */
+static enum bs_status fill_lu(struct scsi_dev *dev, const uint8_t *block)
+{
+	uint64_t rate = (uint64_t)dev->p.sanitize_rate_mb << 20, per, done = 0;
+	struct timespec t0, at;
+
+	if (!rate)
+		return sbc_fill_sync(dev, 0, dev->nr_blocks, block, false);
+	per = rate / 10 / dev->block_size;
+	if (!per)
+		per = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t lba = 0; lba < dev->nr_blocks;) {
+		uint64_t n = dev->nr_blocks - lba < per ? dev->nr_blocks - lba : per;
+		enum bs_status st = sbc_fill_sync(dev, lba, n, block, false);
+		uint64_t ns;
+
+		if (st != BS_OK)
+			return st;
+		lba += n;
+		done += n * dev->block_size;
+		/* the bytes written so far take done/rate seconds from t0 */
+		ns = (uint64_t)t0.tv_nsec + done % rate * 1000000000ull / rate;
+		at.tv_sec = t0.tv_sec + (time_t)(done / rate) + (time_t)(ns / 1000000000ull);
+		at.tv_nsec = (long)(ns % 1000000000ull);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+	}
+	return BS_OK;
+}
+
 static enum bs_status overwrite(struct sanitize_job *j)
 {
 	struct scsi_dev *dev = j->dev;
@@ -100,7 +136,7 @@ static enum bs_status overwrite(struct sanitize_job *j)
 	for (unsigned pass = 0; pass < j->count && st == BS_OK; pass++) {
 		bool flip = j->invert && (j->count - 1 - pass) % 2;
 
-		st = sbc_fill_sync(dev, 0, dev->nr_blocks, flip ? inv : j->pattern, false);
+		st = fill_lu(dev, flip ? inv : j->pattern);
 	}
 	free(inv);
 	return st;
@@ -117,7 +153,7 @@ static enum bs_status erase(struct sanitize_job *j)
 	zero = calloc(1, dev->block_size);
 	if (!zero)
 		return BS_ENOMEM;
-	st = sbc_fill_sync(dev, 0, dev->nr_blocks, zero, false);
+	st = fill_lu(dev, zero);
 	free(zero);
 	return st;
 }

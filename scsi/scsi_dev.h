@@ -56,6 +56,7 @@ struct scsi_dev_params {
 	bool tas;            /* task aborted status */
 	uint8_t qerr;
 	unsigned max_xfer_blocks; /* Block Limits: maximum transfer length */
+	unsigned sanitize_rate_mb; /* SANITIZE writes at most this many MiB/s; 0: unpaced */
 	char pr_file_dir[256];    /* where APTPL state is kept; "" = no persistence */
 };
 

@@ -187,6 +187,20 @@ static bool set_size_mb(struct cfg *c, const struct utgt_attr *a)
 	return true;
 }
 
+/* utgt's own: pace SANITIZE (a whole-LU overwrite at full speed starves the store's other
+ * users; a real medium takes its time too). */
+static bool set_sanitize_rate(struct cfg *c, const struct utgt_attr *a)
+{
+	uint64_t v;
+
+	if (!parse_u64(a->value, &v) || v > 1u << 20) {
+		bad(c, a, "expected MiB per second (0: unpaced), at most %u", 1u << 20);
+		return false;
+	}
+	c->p->sanitize_rate_mb = (unsigned)v;
+	return true;
+}
+
 static bool set_vendor(struct cfg *c, const struct utgt_attr *a)
 {
 	return get_ident(c, a, c->p->vendor, sizeof(c->p->vendor), MAX_VENDOR);
@@ -360,6 +374,7 @@ static const struct attr_def attr_defs[] = {
     {"read_zero", H_NULL, K_USED, set_read_zero},
     {"rotational", H_ALL, K_USED, set_rotational},
     {"removable", H_ALL, K_USED, set_removable},
+    {"sanitize_rate_mb", H_ALL, K_USED, set_sanitize_rate}, /* utgt's own */
     /* identity */
     {"t10_vend_id", H_ALL, K_USED, set_vendor},
     {"prod_id", H_ALL, K_USED, set_product},

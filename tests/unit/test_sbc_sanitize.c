@@ -359,3 +359,34 @@ Test(sanitize, abort_ends_the_command_not_the_operation, .timeout = 60)
 	fx_expect(&fx, 0, 8, 0);
 	fx_fini(&fx);
 }
+
+/* sanitize_rate_mb: OVERWRITE writes no faster than that (a real medium takes its time; an
+ * operator keeps a sanitize from starving the other LUs of the backing store).  2 MiB at
+ * 4 MiB/s cannot finish in under half a second; meanwhile the LU is NOT READY 04/1B. */
+Test(sanitize, paced_overwrite)
+{
+	struct sbc_fx fx;
+	uint8_t p[8], pat[4] = {9, 8, 7, 6}, tur[16] = {0};
+	double t0, took;
+	struct th_result r;
+
+	fx_init_bs(&fx, "ramdisk", 512, (2u << 20) / 512);
+	fx.dev->p.sanitize_rate_mb = 4;
+	t0 = fx_now();
+	r = sanitize(&fx, 0x81, p, ow_list(p, 0x01, pat, 4)); /* IMMED: returns at once */
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	r = fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+	cr_assert(fx_poll(not_sanitizing, fx.dev, 20));
+	took = fx_now() - t0;
+	cr_assert_geq(took, 0.5 - 0.01, "2 MiB at 4 MiB/s took %.3f s", took);
+	for (uint64_t lba = 0; lba < fx.dev->nr_blocks; lba += fx.dev->nr_blocks - 1) {
+		uint8_t b[512];
+
+		cr_assert_eq(fx_read(&fx, lba, 1, b).status, SAM_STAT_GOOD);
+		for (int i = 0; i < 512; i++)
+			cr_assert_eq(b[i], pat[i % 4], "LBA %llu byte %d", (unsigned long long)lba, i);
+	}
+	cr_assert_eq(fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0).status, SAM_STAT_GOOD);
+	fx_fini(&fx);
+}

@@ -516,3 +516,26 @@ Test(scsi_dev_config, plain_wrapper_uses_the_first_attribute_line)
 	cr_assert_null(scsi_dev_configure("vdisk_fileio", "d", a, 1, &dg));
 	cr_assert(has(true, 42, "needs a filename", NULL));
 }
+
+/* utgt's own: sanitize_rate_mb paces SANITIZE's writes (MiB/s, 0 = as fast as the store). */
+Test(scsi_dev_config, sanitize_rate_mb)
+{
+	struct scsi_dev *dev = conf("ramdisk", "r", "size", "1M", NULL);
+
+	assert_clean(dev);
+	cr_assert_eq(dev->p.sanitize_rate_mb, 0, "unpaced by default");
+	scsi_dev_destroy(dev);
+	dev = conf("vdisk_fileio", "d", "filename", F, "sanitize_rate_mb", "200", NULL);
+	assert_clean(dev);
+	cr_assert_eq(dev->p.sanitize_rate_mb, 200);
+	scsi_dev_destroy(dev);
+	dev = conf("vdisk_nullio", "n", "sanitize_rate_mb", "0", NULL);
+	assert_clean(dev);
+	scsi_dev_destroy(dev);
+	dev = conf("ramdisk", "r", "size", "1M", "sanitize_rate_mb", "fast", NULL);
+	assert_error(dev, 11, "sanitize_rate_mb", "MiB per second");
+	dev = conf("ramdisk", "r", "size", "1M", "sanitize_rate_mb", "-1", NULL);
+	assert_error(dev, 11, "sanitize_rate_mb", NULL);
+	dev = conf("ramdisk", "r", "size", "1M", "sanitize_rate_mb", "99999999999", NULL);
+	assert_error(dev, 11, "sanitize_rate_mb", "MiB per second");
+}
