@@ -2,6 +2,8 @@
  *
  *   utgtd --check[=full] -c FILE   validate (full: also open every backing store), print the
  *                                  resolved configuration; exit 0 usable, 1 not
+ *   utgtd --show-srp-login -c FILE print, per ib_srpt target, the add_target line for Linux's
+ *                                  ib_srp initiator (transports/srp/srp_show.c)
  *   utgtd [-f] -c FILE             run (daemon unless -f); SIGTERM/SIGINT: stop the
  *                                  transports (they drain in-flight I/O), flush every LU, exit
  *
@@ -38,6 +40,7 @@ enum check_mode { CHECK_NONE, CHECK_BASIC, CHECK_FULL };
 struct opts {
 	const char *config;
 	enum check_mode check;
+	bool show_srp_login;
 	bool foreground;
 	const char *pid_file;
 	unsigned workers;
@@ -52,6 +55,7 @@ static void usage(FILE *out)
 	    "  -c, --config FILE     scst.conf to load (default " DEFAULT_CONFIG ")\n"
 	    "      --check[=full]    validate FILE and print the resolved configuration;\n"
 	    "                        'full' also opens every backing store\n"
+	    "      --show-srp-login  print the add_target line of each ib_srpt target\n"
 	    "  -f, --foreground      stay in the foreground and log to stderr\n"
 	    "  -p, --pid-file FILE   write the daemon's pid to FILE\n"
 	    "  -w, --workers N       SCSI core worker threads (default %d)\n"
@@ -70,7 +74,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"foreground", no_argument, NULL, 'f'},    {"pid-file", required_argument, NULL, 'p'},
 	    {"workers", required_argument, NULL, 'w'}, {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},	       {"state-dir", required_argument, NULL, 's'},
-	    {NULL, 0, NULL, 0},
+	    {"show-srp-login", no_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
 	};
 	int c;
 	uint64_t v;
@@ -99,6 +103,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'f':
 			o->foreground = true;
+			break;
+		case 'S':
+			o->show_srp_login = true;
 			break;
 		case 'p':
 			o->pid_file = optarg;
@@ -164,6 +171,25 @@ static int run_check(const struct opts *o)
 	summary(o, &d, cfg);
 	tgt_config_free(cfg);
 	return cfg ? 0 : 1;
+}
+
+/* The SRP transport's (weak: a build without it still links). */
+extern int srpt_show_login(const struct tgt_config *cfg, FILE *out) __attribute__((weak));
+
+static int run_show_srp_login(const struct opts *o)
+{
+	struct diag d = {.file = o->config};
+	struct tgt_config *cfg = tgt_config_load(o->config, &d);
+	int rc = 1;
+
+	if (!cfg)
+		summary(o, &d, NULL);
+	else if (!srpt_show_login)
+		fprintf(stderr, "utgtd: this build has no ib_srpt driver\n");
+	else
+		rc = srpt_show_login(cfg, stdout);
+	tgt_config_free(cfg);
+	return rc;
 }
 
 /* ---- running ---- */
@@ -457,5 +483,7 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (o.check != CHECK_NONE)
 		return run_check(&o);
+	if (o.show_srp_login)
+		return run_show_srp_login(&o);
 	return run_daemon(&o);
 }

@@ -112,11 +112,15 @@ struct rdma_conn_ops {
 	/* Once, for an accepted connection going down: nothing more can be posted; finish,
 	 * then rdma_conn_release(c). */
 	void (*down)(struct rdma_conn *c);
+	/* Every second, for each accepted connection not yet down (timeouts). */
+	void (*tick)(struct rdma_conn *c);
 };
+
+#define RDMA_MAX_LISTEN_CFG 8
 
 struct rdma_srv_cfg {
 	const char *name; /* for the log: "ib_srpt" */
-	struct sockaddr_storage listen[8];
+	struct sockaddr_storage listen[RDMA_MAX_LISTEN_CFG];
 	unsigned nlisten;
 	unsigned threads; /* event threads, >= 1 */
 	unsigned poll_us; /* 0: sleep on completion channels; else spin this long when idle */

@@ -62,10 +62,31 @@ static void open_listeners(struct rdma_thread *t)
 	}
 }
 
+static void tick_conns(struct rdma_thread *t)
+{
+	struct rdma_conn *c, *nx;
+
+	if (!t->srv->ops->tick)
+		return;
+	for (c = t->conns; c; c = c->next)
+		c->busy++;
+	for (c = t->conns; c; c = nx) {
+		nx = c->next;
+		if (c->upper_knows && c->state <= RDMA_CONN_LIVE)
+			t->srv->ops->tick(c);
+	}
+	for (c = t->conns; c; c = nx) {
+		nx = c->next;
+		c->busy--;
+		rdma_conn_maybe_free(c);
+	}
+}
+
 void rdma_cm_tick(struct rdma_thread *t)
 {
 	struct rdma_srv *s = t->srv;
 
+	tick_conns(t);
 	if (atomic_load(&s->closing))
 		return;
 	if (open_channel(t)) {

@@ -10,7 +10,7 @@
 #include "transports/rdma/rdma.h"
 #include "transports/rdma/rdma_pool.h"
 
-#define RDMA_MAX_LISTEN 8
+#define RDMA_MAX_LISTEN RDMA_MAX_LISTEN_CFG
 #define RDMA_CQ_BATCH	16
 
 /* What an epoll entry stands for. */

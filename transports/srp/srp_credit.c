@@ -32,6 +32,12 @@ uint32_t srp_credit_grant(struct srp_credit *c)
 	return (uint32_t)d;
 }
 
+void srp_credit_ungrant(struct srp_credit *c, uint32_t delta)
+{
+	c->pending += (int32_t)delta;
+	c->initiator -= (int32_t)delta;
+}
+
 bool srp_credit_want_cred_req(const struct srp_credit *c)
 {
 	return c->pending > 0 && !c->cred_req_out && (c->inflight == 0 || c->initiator == 0);

@@ -31,6 +31,8 @@ bool srp_credit_take(struct srp_credit *c);
 void srp_credit_done(struct srp_credit *c);
 /* The delta for a response being built now (moves pending to the initiator). */
 uint32_t srp_credit_grant(struct srp_credit *c);
+/* A response built with grant() could not be sent after all: the credits are earned again. */
+void srp_credit_ungrant(struct srp_credit *c, uint32_t delta);
 /* Whether earned credits need an SRP_CRED_REQ of their own. */
 bool srp_credit_want_cred_req(const struct srp_credit *c);
 void srp_credit_cred_req_sent(struct srp_credit *c);
