@@ -15,6 +15,7 @@ PKGS=(
 	libibverbs-dev librdmacm-dev
 	tgt                       # the userspace peer for benchmarks
 	iproute2 iperf3 gnuplot-nox
+	iptables                  # the lab's link delay where the kernel has no netem
 	python3
 	jq                        # utgt-bench integration tests read its JSON reports
 )
