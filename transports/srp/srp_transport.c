@@ -91,8 +91,6 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	    req = {"max_req_size", 64, 1u << 20, true}, rsp = {"max_rsp_size", 64, 4096, true},
 	    chans = {"max_channels", 1, 256, false}, pool = {"pool_mb", 16, 65536, false},
 	    inl = {"max_inline", 0, 1024, false}, wait = {"logout_wait", 0, 600, false};
-	const char *vals[RDMA_MAX_LISTEN_CFG];
-	unsigned n;
 	uint64_t v;
 	bool b;
 	int bad = 0;
@@ -112,12 +110,22 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	o->lim.max_channels = 16;
 	o->logout_wait = 5;
 
-	n = tgt_attr_get_all(&drv->attrs, "listen", vals, RDMA_MAX_LISTEN_CFG);
-	for (unsigned i = 0; i < n; i++) {
-		if (rdma_parse_addr(vals[i], &o->rdma.listen[o->rdma.nlisten])) {
+	for (unsigned i = 0; i < drv->attrs.n; i++) {
+		const struct utgt_attr *a = &drv->attrs.a[i];
+
+		if (strcasecmp(a->key, "listen"))
+			continue;
+		if (o->rdma.nlisten == RDMA_MAX_LISTEN_CFG) {
 			if (d)
-				diag_error(d, drv->line, "ib_srpt: listen: '%s' is not ADDR:PORT",
-					   vals[i]);
+				diag_error(d, a->line, "ib_srpt: more than %d listen addresses",
+					   RDMA_MAX_LISTEN_CFG);
+			bad++;
+			break;
+		}
+		if (rdma_parse_addr(a->value, &o->rdma.listen[o->rdma.nlisten])) {
+			if (d)
+				diag_error(d, a->line, "ib_srpt: listen: '%s' is not ADDR:PORT",
+					   a->value);
 			bad++;
 			continue;
 		}

@@ -1,0 +1,139 @@
+# Helpers for the SRP guest tests (tests/vm/srp*.sh): soft-RoCE on eth0, utgtd run INSIDE the
+# guest as an ib_srpt target on rxe0, Linux's ib_srp logged in through RDMA/CM with the line
+# `utgtd --show-srp-login` prints.  Source after common.sh.
+#
+# Arguments understood by the scripts (scripts/vm/run-guest.sh -a ...): quick, and
+# build=DIR to run /src/DIR/utgtd instead of /src/build/utgtd.
+
+GUEST_IP=10.0.2.15
+SRP_PORT=5555
+SRP_PORT2=5556
+BUILD_DIR=build
+for a in "$@"; do
+	case $a in build=*) BUILD_DIR=${a#build=} ;; esac
+done
+UTGTD=/src/$BUILD_DIR/utgtd
+SRP_DIR=/tmp/srp
+SRP_CONF=$SRP_DIR/scst.conf
+SRP_LOG=/out/utgtd.log
+SRP_IMG=/var/tmp/srp0.img # ext4 root: fileio wants a real filesystem
+SRP_MB=256
+UTGTD_PID=
+
+# rxe0 on eth0, the RDMA/CM user-space interface and the SRP initiator.
+rxe_up() {
+	modprobe rdma_rxe
+	modprobe -a rdma_ucm ib_uverbs sd_mod sg
+	modprobe ib_srp "$@"
+	rdma link add rxe0 type rxe netdev eth0
+	wait_until 20 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+	wait_until 20 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
+	RXE_GID=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
+	say "rxe0 active, port GID $RXE_GID"
+}
+
+# The scst.conf the seed's users write, with rxe0's GID as the TARGET name.
+write_conf() {
+	mkdir -p "$SRP_DIR"
+	cat >"$SRP_CONF" <<EOF
+HANDLER vdisk_fileio {
+	DEVICE dev-srp0 {
+		filename $SRP_IMG
+		size_mb $SRP_MB
+		t10_vend_id UTGT
+		prod_id SRPDISK0
+		usn UTGTSRP000000001
+	}
+}
+
+TARGET_DRIVER copy_manager {
+	TARGET copy_manager_tgt {
+		LUN 0 dev-srp0
+	}
+}
+
+TARGET_DRIVER ib_srpt {
+	enabled 1
+	listen 0.0.0.0:$SRP_PORT
+	listen 0.0.0.0:$SRP_PORT2
+	${SRPT_EXTRA:-}
+	TARGET $RXE_GID {
+		enabled 1
+		rel_tgt_id 1
+		LUN 0 dev-srp0
+	}
+}
+EOF
+}
+
+listening() { rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q ":$1\b"; }
+
+utgtd_start() {
+	"$UTGTD" --check -c "$SRP_CONF" >/dev/null || fail "utgtd --check refused $SRP_CONF"
+	"$UTGTD" -f -c "$SRP_CONF" >>"$SRP_LOG" 2>&1 &
+	UTGTD_PID=$!
+	wait_until 20 "utgtd listening on RDMA/CM :$SRP_PORT" listening "$SRP_PORT"
+	say "utgtd (pid $UTGTD_PID) listening on :$SRP_PORT and :$SRP_PORT2"
+}
+
+# utgtd_stop: SIGTERM, bounded wait; prints the exit status.
+utgtd_stop() {
+	local i rc=0
+	[ -n "$UTGTD_PID" ] || return 0
+	kill -TERM "$UTGTD_PID" 2>/dev/null || true
+	for i in $(seq 1 150); do
+		kill -0 "$UTGTD_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$UTGTD_PID" 2>/dev/null; then
+		kill -KILL "$UTGTD_PID"
+		fail "utgtd did not exit within 30 s of SIGTERM"
+	fi
+	wait "$UTGTD_PID" || rc=$?
+	UTGTD_PID=
+	echo "$rc"
+}
+
+# The add_target line for DEST (ADDR:PORT) from --show-srp-login.
+srp_line() {
+	"$UTGTD" --show-srp-login -c "$SRP_CONF" | grep -v '^#' | grep "dest=$1\$" | head -1
+}
+
+# srp_add LINE INITIATOR_EXT [MORE]: log in.
+srp_add() {
+	echo "$1,initiator_ext=$2${3:+,$3}" >/sys/class/infiniband_srp/srp-rxe0-1/add_target
+}
+
+# SCSI hosts of ib_srp, newest last.
+srp_hosts() {
+	local h
+	for h in /sys/class/scsi_host/host*; do
+		[ "$(cat "$h/proc_name" 2>/dev/null)" = ib_srp ] && basename "$h"
+	done | sort -V
+}
+
+# srp_disk HOST: its LUN 0 block device, waiting for the scan (bounded).
+srp_disk() {
+	local end=$((SECONDS + 30)) dev
+	while :; do
+		dev=$(ls /sys/class/scsi_host/"$1"/device/target*/*:*:*:0/block/ 2>/dev/null | head -1)
+		[ -n "$dev" ] && [ -b "/dev/$dev" ] && { echo "/dev/$dev"; return 0; }
+		[ $SECONDS -lt $end ] || fail "no disk on $1 after 30 s"
+		sleep 0.2
+	done
+}
+
+# Remote port of a SCSI host (for delete).
+srp_rport() {
+	ls -d /sys/class/scsi_host/"$1"/device/rport-*/srp_remote_ports/port-* 2>/dev/null |
+		head -1
+}
+
+srp_on_fail() {
+	echo "---- utgtd log (last 40 lines)"
+	tail -40 "$SRP_LOG" 2>/dev/null || true
+	echo "---- rdma resources"
+	rdma resource show cm_id 2>/dev/null | head -20 || true
+	echo "---- dmesg (ib_srp, rxe)"
+	dmesg | grep -iE 'srp|rxe|scsi' | tail -30 || true
+}
