@@ -252,9 +252,9 @@ void scsi_task_execute(struct scsi_task *t)
 			complete_early(t, scsi_unit_attention(t, asc, ascq));
 			return;
 		}
-		if (d) /* in the table, but this LU does not offer it */
+		if (d && !(d->flags & SCSI_CF_SA)) /* in the table, but this LU does not offer it */
 			complete_early(t, SR_INVALID_OPCODE);
-		else if (scsi_cmd_opcode_known(t->cdb[0]))
+		else if (d || scsi_cmd_opcode_known(t->cdb[0])) /* a service action it lacks */
 			complete_early(t, scsi_invalid_cdb(t, 1, 4));
 		else
 			complete_early(t, SR_INVALID_OPCODE);

@@ -25,7 +25,10 @@
 	{.opcode = op, .sa = sa_, .cdb_len = len, .pr_class = prc, .flags = fl, .name = nm,         \
 	 .fn = fn_, .lu_support = lu, .usage = {op, __VA_ARGS__}}
 
-/* UNMAP exists only where logical block provisioning management does (VPD B2 LBPU). */
+/* UNMAP exists only where logical block provisioning management does (VPD B2 LBPU); so does
+ * SANITIZE BLOCK ERASE, which leaves every LBA deallocated (libiscsi's Sanitize.BlockErase
+ * requires LBPME and checks GET LBA STATUS; a fully provisioned LU has OVERWRITE and
+ * CRYPTOGRAPHIC ERASE). */
 static bool lu_thin(const struct scsi_dev *dev, uint8_t *usage)
 {
 	(void)usage;
@@ -63,7 +66,7 @@ const struct scsi_cmd_desc scsi_cmd_table[] = {
 	CMD_LU(0x41, 0, 10, PRC_WRITE, DO | MED | WR, "WRITE SAME(10)", sbc_write_same, lu_write_same, 0xfa, 0xff, 0xff, 0xff, 0xff, 0x3f, 0xff, 0xff, 0x07),
 	CMD_LU(0x42, 0, 10, PRC_WRITE, DO | MED | WR, "UNMAP", sbc_unmap, lu_thin, 0x01, 0x00, 0x00, 0x00, 0x00, 0x3f, 0xff, 0xff, 0x07),
 	CMD(0x48, 0x01, 10, PRC_WRITE, SA | DO | WR, "SANITIZE", sbc_sanitize, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),
-	CMD(0x48, 0x02, 10, PRC_WRITE, SA | WR, "SANITIZE", sbc_sanitize, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),
+	CMD_LU(0x48, 0x02, 10, PRC_WRITE, SA | WR, "SANITIZE", sbc_sanitize, lu_thin, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),
 	CMD(0x48, 0x03, 10, PRC_WRITE, SA | WR, "SANITIZE", sbc_sanitize, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),
 	CMD(0x48, 0x1f, 10, PRC_WRITE, SA, "SANITIZE", sbc_sanitize, 0x9f, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),
 	CMD(0x55, 0, 10, PRC_WRITE, DO | SB, "MODE SELECT(10)", spc_mode_select, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x07),

@@ -143,7 +143,26 @@ static void erased(struct sbc_fx *fx, uint8_t sa)
 
 SBC_TEST(sanitize, block_erase_leaves_zeros)
 {
+	fx_thin(fx);
 	erased(fx, 0x02);
+}
+
+/* BLOCK ERASE leaves every LBA deallocated, which only a thin LU can do (libiscsi's
+ * Sanitize.BlockErase requires LBPME and then checks GET LBA STATUS): a fully provisioned LU
+ * does not offer it (an unsupported service action, 24/00 on the field), and CRYPTOGRAPHIC
+ * ERASE and OVERWRITE remain. */
+SBC_TEST(sanitize, block_erase_needs_provisioning)
+{
+	struct th_result r;
+
+	fx->dev->bs->thin_provisioned = false;
+	fx_fill(fx, 0, 8, 'a');
+	r = sanitize(fx, 0x02, NULL, 0);
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+	th_assert_field(r, true, 1, 4);
+	fx_expect(fx, 0, 8, 'a');
+	cr_assert_eq(sanitize(fx, 0x03, NULL, 0).status, SAM_STAT_GOOD);
+	fx_expect(fx, 0, 8, 0);
 }
 
 SBC_TEST(sanitize, crypto_erase_leaves_zeros)
@@ -164,6 +183,7 @@ SBC_TEST(sanitize, cdb_checks)
 	uint8_t p[8] = {0};
 	struct th_result r;
 
+	fx_thin(fx); /* BLOCK ERASE is offered */
 	r = sanitize(fx, 0x02, p, 8); /* BLOCK ERASE takes no list */
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
 	th_assert_field(r, true, 7, -1);
@@ -189,6 +209,7 @@ SBC_TEST(sanitize, read_only_lu_is_write_protected)
 {
 	struct th_result r;
 
+	fx_thin(fx);
 	fx->n.ents[0].read_only = true;
 	r = sanitize(fx, 0x02, NULL, 0);
 	th_assert_sense(r, SK_DATA_PROTECT, 0x27, 0x00);

@@ -78,6 +78,21 @@ static bool listed(uint8_t op)
 	return found;
 }
 
+/* Is (opcode, service action) in the list of all commands? */
+static bool listed_sa(uint8_t op, uint16_t sa)
+{
+	uint32_t alloc = 4 + scsi_cmd_table_len * 8;
+	uint8_t *b = calloc(1, alloc);
+	struct th_result r = rsoc(0, 0, 0, alloc, b);
+	bool found = false;
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	for (uint32_t off = 4; off < 4 + get_be32(b); off += 8)
+		found |= b[off] == op && (b[off + 5] & 1) && get_be16(b + off + 2) == sa;
+	free(b);
+	return found;
+}
+
 /* UNMAP (and WRITE SAME's UNMAP bit) follow logical block provisioning: a fully provisioned
  * LU answers UNMAP with INVALID COMMAND OPERATION CODE, so RSOC must not offer it there. */
 BOTH_STORES(rsoc, unmap_follows_provisioning)
@@ -94,6 +109,12 @@ BOTH_STORES(rsoc, unmap_follows_provisioning)
 		r = rsoc(1, 0x42, 0, sizeof(b), b);
 		cr_assert_eq(r.status, SAM_STAT_GOOD);
 		cr_assert_eq(b[1] & 7, thin ? 3 : 1, "UNMAP support thin %d", thin);
+		/* SANITIZE BLOCK ERASE deallocates everything: thin LUs only */
+		cr_assert_eq(listed_sa(0x48, 0x02), (bool)thin, "BLOCK ERASE listed: thin %d", thin);
+		cr_assert(listed_sa(0x48, 0x01) && listed_sa(0x48, 0x03), "OVERWRITE, CRYPTO ERASE");
+		r = rsoc(2, 0x48, 0x02, sizeof(b), b);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+		cr_assert_eq(b[1] & 7, thin ? 3 : 1, "BLOCK ERASE support thin %d", thin);
 		for (int i = 0; i < 2; i++) {
 			uint8_t op = i ? 0x93 : 0x41;
 			r = rsoc(1, op, 0, sizeof(b), b);

@@ -253,6 +253,7 @@ BOTH_STORES(vpd, characteristics_read_after_erase)
 	cr_assert_eq(b[7] >> 6, 1, "WABEREQ %u", b[7] >> 6);
 	cr_assert_eq((b[7] >> 4) & 3, 1, "WACEREQ %u", (b[7] >> 4) & 3);
 	cr_assert_eq(b[7] & 0x0f, 0, "WCEREQ/FUAB/VBULS not claimed");
+	fx_dev->bs->thin_provisioned = true; /* BLOCK ERASE is offered on thin LUs only */
 	for (uint8_t sa = 2; sa <= 3; sa++) {
 		uint8_t san[10] = {0x48, sa, 0, 0, 0, 0, 0, 0, 0, 0};
 		uint8_t rd[10] = {0x28, 0, 0, 0, 0, 7, 0, 0, 1, 0};
