@@ -26,6 +26,7 @@ enum {
 	SCSI_CF_ALUA_SB_OK  = 1u << 8,  /* allowed in ALUA standby/unavailable */
 	SCSI_CF_HOQ_ONLY    = 1u << 9,  /* never waits behind the task set (INQUIRY, REPORT LUNS) */
 	SCSI_CF_CONFLICT_RO = 1u << 10, /* refused on a read-only LU even though not CF_WRITE */
+	SCSI_CF_SANITIZE_OK = 1u << 11, /* served while a sanitize runs (others: NOT READY 04/1B) */
 };
 
 /* How a command fares under a persistent reservation held by another I_T nexus (SPC-4 5.13,

@@ -13,7 +13,8 @@
  *   6. ALUA access state of the nexus's target port group.
  *   7. Reservations (SPC-2 and persistent).
  *   8. Write protection for commands that modify the medium (27/00).
- *   9. Medium state for commands that touch it: stopped 04/02, ejected 3A/00, sanitize 04/1B.
+ *   9. Medium state for commands that touch it: stopped 04/02, ejected 3A/00, sanitize 04/1B;
+ *      while a sanitize runs, every command but INQUIRY, REPORT LUNS, REQUEST SENSE: 04/1B.
  *  10. The handler; its scsi_sr, now or later through scsi_task_complete().
  * Completion turns the scsi_sr into status + sense (fixed, or descriptor with D_SENSE),
  * computes residuals, leaves the task set and calls done(). */
@@ -134,6 +135,16 @@ static enum scsi_sr media_check(struct scsi_dev *dev)
 	return sr;
 }
 
+static bool sanitizing(struct scsi_dev *dev)
+{
+	bool s;
+
+	pthread_mutex_lock(&dev->lock);
+	s = dev->sanitizing;
+	pthread_mutex_unlock(&dev->lock);
+	return s;
+}
+
 static enum scsi_sr admit(struct scsi_task *t)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -156,6 +167,10 @@ static enum scsi_sr admit(struct scsi_task *t)
 		return SR_WRITE_PROTECTED;
 	if (d->flags & SCSI_CF_MEDIA)
 		return media_check(dev);
+	/* SBC-4: while a sanitize operation runs only INQUIRY, REPORT LUNS and REQUEST SENSE
+	 * are served */
+	if (!(d->flags & SCSI_CF_SANITIZE_OK) && sanitizing(dev))
+		return SR_SANITIZE_IN_PROGRESS;
 	return SR_OK;
 }
 

@@ -279,6 +279,45 @@ Test(exec_file, write_protect, .init = setup_file, .fini = teardown)
 	write_protect();
 }
 
+/* While a sanitize operation runs, only INQUIRY, REPORT LUNS and REQUEST SENSE are served
+ * (SBC-4 sanitize); everything else, medium access or not (START STOP UNIT, MODE SENSE, ...),
+ * is NOT READY 04/1B (libiscsi Sanitize.Reset sends START STOP UNIT). */
+static void sanitize_in_progress(void)
+{
+	static const uint8_t ssu[6] = {0x1b, 0, 0, 0, 1, 0}, ms[6] = {0x1a, 0x08, 0x3f, 0, 255, 0};
+	static const uint8_t inq[6] = {0x12, 0, 0, 0, 96, 0}, rs[6] = {0x03, 0, 0, 0, 18, 0};
+	static const uint8_t rl[12] = {0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+	uint8_t b[256];
+	struct th_result r;
+
+	th_clear_ua(&nx, 0);
+	pthread_mutex_lock(&dev->lock);
+	dev->sanitizing = true;
+	pthread_mutex_unlock(&dev->lock);
+	r = th_exec(&nx, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+	r = th_exec(&nx, 0, ssu, 6, SCSI_DIR_NONE, NULL, 0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+	r = th_exec(&nx, 0, ms, 6, SCSI_DIR_READ, b, 255);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+	cr_assert_eq(th_exec(&nx, 0, inq, 6, SCSI_DIR_READ, b, 96).status, SAM_STAT_GOOD);
+	cr_assert_eq(th_exec(&nx, 0, rl, 12, SCSI_DIR_READ, b, 256).status, SAM_STAT_GOOD);
+	cr_assert_eq(th_exec(&nx, 0, rs, 6, SCSI_DIR_READ, b, 18).status, SAM_STAT_GOOD);
+	pthread_mutex_lock(&dev->lock);
+	dev->sanitizing = false;
+	pthread_mutex_unlock(&dev->lock);
+	cr_assert_eq(th_exec(&nx, 0, ssu, 6, SCSI_DIR_NONE, NULL, 0).status, SAM_STAT_GOOD);
+	cr_assert_eq(th_exec(&nx, 0, ms, 6, SCSI_DIR_READ, b, 255).status, SAM_STAT_GOOD);
+}
+Test(exec_ram, sanitize_in_progress, .init = setup_ram, .fini = teardown)
+{
+	sanitize_in_progress();
+}
+Test(exec_file, sanitize_in_progress, .init = setup_file, .fini = teardown)
+{
+	sanitize_in_progress();
+}
+
 static void medium_state(void)
 {
 	uint8_t r10[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0};
