@@ -82,7 +82,7 @@ void iscsit_task_free(struct iscsit_task *t)
 	hash_del(c, t);
 	if (t->counted && c->sess)
 		iscsit_cmdsn_release(c->sess);
-	free(t->buf);
+	iscsit_buf_put(c->w, t->buf, t->bufcap);
 	free(t->r2ts);
 	free(t);
 	c->ntasks--;
@@ -90,16 +90,12 @@ void iscsit_task_free(struct iscsit_task *t)
 
 static int alloc_buf(struct iscsit_task *t)
 {
-	size_t len;
-	void *p;
-
 	if (t->buf || !t->edtl)
 		return 0;
 	/* Page-aligned and rounded so an O_DIRECT backstore can use it as is. */
-	len = ((size_t)t->edtl + 4095) & ~(size_t)4095;
-	if (posix_memalign(&p, 4096, len))
+	t->buf = iscsit_buf_get(t->conn->w, t->edtl, &t->bufcap);
+	if (!t->buf)
 		return -1;
-	t->buf = p;
 	t->buflen = t->edtl;
 	return 0;
 }

@@ -115,6 +115,8 @@ struct iscsit_ctx {
 };
 
 /* ---------------------------------------------------------------- worker threads */
+#define ISCSIT_BUF_CLASSES 13 /* cached data buffers 4 KiB .. 16 MiB (iscsi_buf.c) */
+
 struct iscsit_worker {
 	struct iscsit_ctx *ctx;
 	unsigned idx;
@@ -132,7 +134,15 @@ struct iscsit_worker {
 	time_t now;
 	/* counters */
 	uint64_t wakeups, msgs, pdus_in, pdus_out;
+	/* data buffer cache, this thread only */
+	void *bufs[ISCSIT_BUF_CLASSES];
+	unsigned nbufs[ISCSIT_BUF_CLASSES];
 };
+
+/* iscsi_buf.c: page-aligned command buffers; w may be NULL (no caching). */
+void *iscsit_buf_get(struct iscsit_worker *w, size_t len, size_t *cap);
+void iscsit_buf_put(struct iscsit_worker *w, void *p, size_t cap);
+void iscsit_buf_drain(struct iscsit_worker *w);
 
 /* Post m to worker w from any thread; m->fn(m) runs on w's thread. */
 void iscsit_worker_post(struct iscsit_worker *w, struct iscsit_msg *m);
@@ -220,6 +230,7 @@ struct iscsit_task {
 	int fail_sr;       /* enum scsi_sr */
 	uint8_t *buf;
 	uint32_t buflen;
+	size_t bufcap;     /* size class of buf (iscsi_buf.c) */
 	struct iovec iov;
 	/* write data */
 	uint32_t rcvd;         /* data-out bytes placed */

@@ -235,6 +235,7 @@ static void *worker_main(void *arg)
 	}
 	/* Stopping: every connection was closed by the transport before; run what is left. */
 	drain_msgs(w);
+	iscsit_buf_drain(w);
 	tls_worker = NULL;
 	return NULL;
 }
