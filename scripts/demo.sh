@@ -14,12 +14,20 @@ IQN=iqn.2026-12.org.utgt:demo
 tmp=$(mktemp -d /tmp/utgt-demo.XXXXXX)
 pid=""
 
+# running, and not a zombie waiting to be reaped
+alive() {
+	local s
+	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	[[ $s != Z* ]]
+}
+
 cleanup() {
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+	if [ -n "$pid" ] && alive "$pid"; then
 		kill -TERM "$pid"
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null
 	fi
+	[ -n "$pid" ] && wait "$pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -57,7 +65,7 @@ echo "demo: utgtd serving a 256 MiB RAM LUN on 127.0.0.1:$port and :$((port + 1)
 pid=$!
 for _ in $(seq 100); do
 	listening "$port" && listening $((port + 1)) && break
-	kill -0 "$pid" 2>/dev/null || break
+	alive "$pid" || break
 	sleep 0.1
 done
 if ! listening "$port"; then

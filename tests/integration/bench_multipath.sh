@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Multipath to one LU over two portals: with rr iops=1 both paths carry half the commands
-# (per-path counters in the JSON report, 50% +- 2); queue-length keeps both busy; paths that
+# (per-path counters in the JSON report, 50% +- 2); queue-length uses both; paths that
 # reach different LUs are refused before any I/O (VPD 83 identity).
 . "$(dirname "$0")/lib/bench_env.sh"
 pick_port p1
@@ -24,8 +24,10 @@ check "paths sum to all commands" test "$((n0 + n1))" = "$(jget "$TMPD/rr.json" 
 "$BENCH" --paths="${URL[0]},${URL[1]}" --policy=queue-length --name=ql --rw=randwrite \
 	--bs=4k --iodepth=16 --time_based --runtime=1 --output-format=json >"$TMPD/ql.json" 2>&1
 s0=$(jget "$TMPD/ql.json" '.jobs[0].paths[0].share')
-check "queue-length uses both paths (path 0 share $s0 in 0.2..0.8)" \
-	awk -v a="$s0" 'BEGIN { exit !(a >= 0.2 && a <= 0.8) }'
+# queue-length follows the paths' speed (a loaded CPU makes one slower), so only ask that
+# both carry a real part of the load; the exact choice is unit-tested.
+check "queue-length uses both paths (path 0 share $s0 in 0.05..0.95)" \
+	awk -v a="$s0" 'BEGIN { exit !(a >= 0.05 && a <= 0.95) }'
 
 "$BENCH" --paths="${URL[0]},$(lun_url "$p2" 1)" --name=x --rw=read --size=1m >"$TMPD/id.out" \
 	2>"$TMPD/id.err"

@@ -13,6 +13,13 @@ PIDS=()
 KILL_NOW=()
 fails=0
 
+# alive PID: running (a child that exited but was not waited for yet is a zombie: not alive)
+alive() {
+	local s
+	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	[[ $s != Z* ]]
+}
+
 ub_cleanup() {
 	local p
 	for p in "${KILL_NOW[@]}"; do
@@ -22,7 +29,7 @@ ub_cleanup() {
 		kill -TERM "$p" 2>/dev/null
 	done
 	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 50); do alive "$p" || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
