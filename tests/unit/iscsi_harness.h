@@ -282,6 +282,8 @@ static inline const char *ih_rkey(const struct ih_conn *c, const char *key)
 	return ih_key(c->keys, c->keys_len, key);
 }
 
+static uint16_t ih_cid; /* CID the next login requests use */
+
 /* One login request/response exchange. */
 static inline int ih_login_pdu(struct ih_conn *c, uint8_t csg, uint8_t nsg, bool transit,
 			       const char *text, size_t tlen, uint8_t *rsp)
@@ -295,6 +297,7 @@ static inline int ih_login_pdu(struct ih_conn *c, uint8_t csg, uint8_t nsg, bool
 	memcpy(h + 8, c->isid, 6);
 	iscsi_put16(h + 14, c->tsih);
 	iscsi_put32(h + 16, c->itt);
+	iscsi_put16(h + 20, ih_cid);
 	iscsi_put32(h + 24, c->cmd_sn);
 	iscsi_put32(h + 28, c->exp_stat_sn);
 	if (ih_send(c, h, text, (uint32_t)tlen) || ih_recv(c, rsp, &d, &dl))
@@ -456,6 +459,16 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 		}
 	}
 	return -4;
+}
+
+static inline int ih_login_cid(struct ih_conn *c, const struct ih_login_opts *o, uint16_t cid)
+{
+	int r;
+
+	ih_cid = cid;
+	r = ih_login(c, o);
+	ih_cid = 0;
+	return r;
 }
 
 static inline int ih_login_normal(struct ih_conn *c, uint16_t port)

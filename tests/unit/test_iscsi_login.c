@@ -291,10 +291,20 @@ Test(iscsi_login, second_connection_is_refused, .fini = teardown)
 	ih_init(&b, T.port);
 	memcpy(b.isid, a.isid, 6);
 	b.tsih = a.tsih;
-	cr_assert_eq(ih_login(&b, &o), ISCSI_LOGIN_TOO_MANY_CONNS, "MaxConnections is 1");
+	o.sec_extra = NULL;
+	cr_assert_eq(ih_login_cid(&b, &o, 1), ISCSI_LOGIN_TOO_MANY_CONNS, "MaxConnections is 1");
 	ih_close(&b);
 	cr_assert(ih_ping(&a));
-	ih_logout(&a);
+	/* the same CID again: connection reinstatement ends the old connection (ERL 0) */
+	ih_init(&b, T.port);
+	memcpy(b.isid, a.isid, 6);
+	b.tsih = a.tsih;
+	cr_assert_eq(ih_login_cid(&b, &o, 0), ISCSI_LOGIN_NO_SESSION);
+	ih_close(&b);
+	cr_assert(ih_closed(&a));
+	ih_close(&a);
+	cr_assert_eq(ih_login_normal(&b, T.port), 0, "a new session is welcome");
+	ih_logout(&b);
 }
 
 Test(iscsi_login, session_reinstatement, .fini = teardown)

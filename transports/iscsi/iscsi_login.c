@@ -238,8 +238,10 @@ void iscsit_login_resume(struct iscsit_conn *c)
 	iscsit_conn_mark_dirty(c);
 }
 
-/* Non-leading login (TSIH set): MC/S is not offered (MaxConnections 1), so the only valid
- * case is none at all; say why precisely. */
+/* Non-leading login (TSIH set).  MC/S is not offered (MaxConnections 1): another CID is one
+ * connection too many.  The same CID is connection reinstatement after a failure the target
+ * may not have noticed yet; at ErrorRecoveryLevel 0 the session cannot outlive its only
+ * connection, so the old one is closed and the initiator told to start a new session. */
 static uint16_t non_leading(struct iscsit_conn *c)
 {
 	struct iscsit_login *l = c->login;
@@ -248,10 +250,15 @@ static uint16_t non_leading(struct iscsit_conn *c)
 
 	pthread_mutex_lock(&c->ctx->sess_lock);
 	s = iscsit_session_by_tsih(c->ctx, l->tsih);
-	if (!s || memcmp(s->isid, l->isid, 6))
+	if (!s || memcmp(s->isid, l->isid, 6) || s->closing) {
 		st = ISCSI_LOGIN_NO_SESSION;
-	else
+	} else if (s->conn && s->conn->cid == l->cid) {
+		iscsit_conn_close_async(s->conn, "connection reinstated by a new login");
+		s->closing = true;
+		st = ISCSI_LOGIN_NO_SESSION;
+	} else {
 		st = ISCSI_LOGIN_TOO_MANY_CONNS;
+	}
 	pthread_mutex_unlock(&c->ctx->sess_lock);
 	return st;
 }
