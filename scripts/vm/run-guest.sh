@@ -55,7 +55,7 @@ fi
 
 # The host-side limit covers boot and power-off as well as the script's own limit.
 host_limit=$((timeout + 120))
-cmdline="console=ttyS0 panic=-1 quiet utgt.test=$test utgt.timeout=$timeout utgt.trace=$trace"
+cmdline="console=ttyS0 panic=-1 quiet loglevel=5 softlockup_panic=1 utgt.test=$test utgt.timeout=$timeout utgt.trace=$trace"
 [ -n "$args" ] && cmdline+=" utgt.args=$args"
 start=$SECONDS
 # --foreground: qemu keeps the terminal's signals; -k: a hung qemu is killed for sure.

@@ -63,6 +63,7 @@ multipathd
 path_state() { # DEV -> "dm-state checker-state", e.g. "active ready"
 	multipathd show paths raw format "%d %t %T" 2>/dev/null | awk -v d="$1" '$1 == d {print $2, $3}'
 }
+dm_state() { path_state "$1" | awk '{print $1}'; } # active | failed
 both_active() {
 	[ "$(path_state "$d1")" = "active ready" ] && [ "$(path_state "$d2")" = "active ready" ]
 }
@@ -107,43 +108,64 @@ EOF
 }
 portal_start() { nft delete table inet utgt_cut; }
 
+# Verified fio runs back to back until /tmp/fio-stop appears: however fast or slow the guest,
+# I/O is in flight when the portal stops and while the path is down and comes back.  Each run
+# writes 16 MiB of random 4 KiB blocks with crc32c and verifies them (inline every 256 writes
+# and at the end); its exit status goes to /tmp/fio-loop/N.rc.
+fio_loop() {
+	local n=0 rc
+	rm -rf /tmp/fio-loop /tmp/fio-stop
+	mkdir -p /tmp/fio-loop
+	until [ -e /tmp/fio-stop ]; do
+		n=$((n + 1)) rc=0
+		fio --name=loop$n --filename="$mp" --direct=1 --ioengine=libaio --iodepth=16 \
+			--rw=randwrite --bs=4k --size=16M --verify=crc32c --verify_backlog=256 \
+			--do_verify=1 --verify_fatal=1 --output-format=json \
+			--output=/tmp/fio-loop/$n.json >/dev/null 2>&1 || rc=$?
+		echo $rc >/tmp/fio-loop/$n.rc
+	done
+}
+
 failover() { # CUT-DEV CUT-PORT KEEP-DEV
-	local dc=$1 port=$2 dk=$3 fpid k0 c0 k1 c1 rc
-	# Long enough to span failure detection (~10 s) and reinstatement under emulation.
-	local fsize=$([ "$QUICK" = 1 ] && echo 48M || echo 96M)
-	step "portal $port stopped in the middle of a verified fio"
+	local dc=$1 port=$2 dk=$3 fpid k0 c0 k1 c1 runs bad
+	step "portal $port stopped in the middle of verified fio runs"
 	a_k=$(blk_ios "$dk") a_c=$(blk_ios "$dc")
-	fio --name=failover --filename="$mp" --direct=1 --ioengine=libaio --iodepth=16 \
-		--rw=randwrite --bs=4k --size="$fsize" --runtime=150 --verify=crc32c --verify_backlog=256 \
-		--do_verify=1 --verify_fatal=1 --output-format=json --output=/tmp/fio-failover.json &
+	fio_loop &
 	fpid=$!
 	progress() { [ $(($(blk_ios "$dk") - a_k)) -ge 200 ] && [ $(($(blk_ios "$dc") - a_c)) -ge 200 ]; }
 	wait_until 60 "fio I/O on both paths" progress
-	kill -0 $fpid || fail "fio ended before the cut: make it longer"
 	portal_stop "$port"
-	say "portal $port cut (fio running, pid $fpid)"
-	wait_until 60 "$dc failed in multipathd" eval '[ "$(path_state "$dc")" != "active ready" ]'
+	say "portal $port cut (fio running)"
+	wait_until 60 "$dc failed in multipathd" eval '[ "$(dm_state "$dc")" = failed ]'
 	say "$dc: $(path_state "$dc")"
 	k0=$(blk_ios "$dk") c0=$(blk_ios "$dc")
 	wait_until 60 "I/O on $dk after the failure" eval '[ $(($(blk_ios "$dk") - k0)) -ge 200 ]'
-	kill -0 $fpid || fail "fio ended before I/O was seen on the surviving path: make it longer"
 	k1=$(blk_ios "$dk") c1=$(blk_ios "$dc")
 	ok "while $dc is failed, $dk completed $((k1 - k0)) requests, $dc $((c1 - c0))"
 	portal_start
 	say "portal $port back"
 	wait_until 90 "$dc reinstated" eval '[ "$(path_state "$dc")" = "active ready" ]'
 	ok "$dc active again: $(path_state "$dc")"
-	rc=0
-	wait $fpid || rc=$?
-	python3 - /tmp/fio-failover.json <<'PY' || fail "fio across the failover reported an error"
+	touch /tmp/fio-stop
+	wait $fpid
+	runs=$(ls /tmp/fio-loop/*.rc | wc -l)
+	bad=$(grep -Lx 0 /tmp/fio-loop/*.rc || true)
+	for f in $bad; do
+		cat "${f%.rc}.json" 2>/dev/null | tail -20
+	done
+	[ -z "$bad" ] || fail "fio runs failed across the failover: $bad"
+	python3 - /tmp/fio-loop/*.json <<'PY' || fail "fio across the failover reported an error"
 import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-print(f"failover fio: err={j['error']} wrote {j['write']['io_kbytes']} KiB, "
-      f"verified {j['read']['io_kbytes']} KiB")
-sys.exit(1 if j["error"] or j["write"]["io_kbytes"] == 0 or j["read"]["io_kbytes"] == 0 else 0)
+w = r = 0
+for f in sys.argv[1:]:
+    j = json.load(open(f))["jobs"][0]
+    if j["error"] or j["write"]["io_kbytes"] == 0 or j["read"]["io_kbytes"] == 0:
+        print(f"{f}: err={j['error']} write {j['write']['io_kbytes']} read {j['read']['io_kbytes']}")
+        sys.exit(1)
+    w += j["write"]["io_kbytes"]; r += j["read"]["io_kbytes"]
+print(f"failover fio: {len(sys.argv) - 1} runs, wrote {w} KiB, verified {r} KiB, no error")
 PY
-	[ $rc = 0 ] || fail "fio exited $rc across the failover"
-	ok "fio across the failover: no error, crc32c verification passed"
+	ok "fio across the failover: $runs runs, no error, crc32c verification passed"
 	# The restored path must be used again, and the map must still be one group of two.
 	balance "after-$dc"
 }
@@ -164,4 +186,28 @@ ok "no I/O error on the multipath device"
 step "teardown"
 multipath -F
 for p in "$TGT_PORT1" "$TGT_PORT2"; do iscsi_logout "$TGT_PLAIN" "$p" >/dev/null; done
+
+# The target's own per-path counters: utgtd logs each connection's PDU counts when it closes
+# ("conn N: A -> B (portal P) ..." then "conn N: ... closed: ... (rx N PDUs/...").  Summed per
+# portal, both must have carried thousands of commands.
+if [ "$TGT_KIND" = utgtd ] && [ -f /out/target.log ]; then
+	step "target-side counters per portal (utgtd's log)"
+	per_portal() {
+		awk '
+		match($0, /conn [0-9]+: [^ ]+ -> [^ ]+ \(portal [^)]+\)/) {
+			split(substr($0, RSTART, RLENGTH), f, /[ :)]+/); portal[f[2]] = f[length(f) - 1] }
+		match($0, /conn [0-9]+: .* closed: .*\(rx [0-9]+ PDUs/) {
+			split(substr($0, RSTART, RLENGTH), f, /[ :]+/); c = f[2]
+			n = substr($0, RSTART, RLENGTH); sub(/.*\(rx /, "", n); sub(/ PDUs/, "", n)
+			rx[portal[c]] += n }
+		END { for (p in rx) print p, rx[p] }' /out/target.log | sort
+	}
+	wait_until 10 "both logouts in the target log" eval '[ "$(per_portal | wc -l)" -ge 2 ]'
+	per_portal
+	for p in "$TGT_PORT1" "$TGT_PORT2"; do
+		n=$(per_portal | awk -v p="$p" '$1 == p {print $2}')
+		[ "${n:-0}" -ge 4000 ] || fail "target saw only ${n:-0} PDUs on portal $p"
+		ok "target: portal $p received $n PDUs"
+	done
+fi
 say "PASS multipath"
