@@ -181,15 +181,28 @@ static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 	return 60;
 }
 
+/* Does this LU offer SANITIZE with that service action (the opcode table's answer)? */
+static bool sanitize_offered(const struct scsi_dev *dev, uint8_t sa)
+{
+	uint8_t cdb[16] = {0x48, sa};
+	const struct scsi_cmd_desc *d = scsi_cmd_lookup(cdb);
+
+	return d && scsi_cmd_on_lu(d, dev, NULL);
+}
+
 static unsigned page_characteristics(struct scsi_task *t, uint8_t *b)
 {
+	struct scsi_dev *dev = t->core.dev;
+
 	/* medium rotation rate: 0001h non-rotating; 0 "not reported" for rotating media */
-	put_be16(b + 4, t->core.dev->p.rotational ? 0 : 1);
+	put_be16(b + 4, dev->p.rotational ? 0 : 1);
 	/* WABEREQ and WACEREQ 01b: a read of a block sanitized by BLOCK ERASE or CRYPTOGRAPHIC
 	 * ERASE, not written since, completes with GOOD status (it reads zeros: sbc_sanitize.c
 	 * deallocates or zero-fills).  SBC-4 says 00b would leave it unspecified, which libiscsi's
-	 * Sanitize tests refuse once those service actions are reported. */
-	b[7] = 0x01 << 6 | 0x01 << 4;
+	 * Sanitize tests refuse once those service actions are reported, and want where one is
+	 * not (BLOCK ERASE on a fully provisioned LU). */
+	b[7] = (uint8_t)((sanitize_offered(dev, 0x02) ? 0x01 << 6 : 0) |
+			 (sanitize_offered(dev, 0x03) ? 0x01 << 4 : 0));
 	return 60;
 }
 

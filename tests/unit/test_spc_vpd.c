@@ -250,10 +250,17 @@ BOTH_STORES(vpd, characteristics_read_after_erase)
 	struct th_result r = vpd(0xb1, 64, b, 64);
 
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
-	cr_assert_eq(b[7] >> 6, 1, "WABEREQ %u", b[7] >> 6);
 	cr_assert_eq((b[7] >> 4) & 3, 1, "WACEREQ %u", (b[7] >> 4) & 3);
 	cr_assert_eq(b[7] & 0x0f, 0, "WCEREQ/FUAB/VBULS not claimed");
+	/* WABEREQ is 00b where BLOCK ERASE is not offered (libiscsi: "WABEREQ is not 0 but
+	 * SANITIZE BLOCK ERASE opcode is not supported"): fully provisioned LUs */
+	fx_dev->bs->thin_provisioned = false;
+	r = vpd(0xb1, 64, b, 64);
+	cr_assert_eq(b[7] >> 6, 0, "WABEREQ %u without BLOCK ERASE", b[7] >> 6);
+	cr_assert_eq((b[7] >> 4) & 3, 1);
 	fx_dev->bs->thin_provisioned = true; /* BLOCK ERASE is offered on thin LUs only */
+	r = vpd(0xb1, 64, b, 64);
+	cr_assert_eq(b[7] >> 6, 1, "WABEREQ %u", b[7] >> 6);
 	for (uint8_t sa = 2; sa <= 3; sa++) {
 		uint8_t san[10] = {0x48, sa, 0, 0, 0, 0, 0, 0, 0, 0};
 		uint8_t rd[10] = {0x28, 0, 0, 0, 0, 7, 0, 0, 1, 0};
