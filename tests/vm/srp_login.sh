@@ -11,7 +11,7 @@
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
 on_fail() { srp_on_fail; }
-trap 'utgtd_stop >/dev/null 2>&1; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
+trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 FIO_SIZE=$([ "$QUICK" = 1 ] && echo 64M || echo 192M)
 
 step "soft-RoCE and the SRP initiator"
@@ -106,10 +106,16 @@ srp_add "$line" 0000000000000002
 host=$(srp_hosts | tail -1)
 dev=$(srp_disk "$host")
 dd if="$dev" of=/dev/null bs=1M count=8 iflag=direct status=none || fail "read after re-login"
-rc=$(utgtd_stop)
-say "utgtd exit status $rc"
-grep -q "target logout" "$SRP_LOG" && ok "target logout sent to the channels"
-[ "$rc" = 0 ] || [ "$rc" = 143 ] || fail "utgtd exited $rc"
+utgtd_stop
+say "utgtd exit status $UTGTD_RC"
+if grep -q "target logout" "$SRP_LOG"; then
+	ok "target logout sent to the channels"
+else
+	# utgtd dies of SIGTERM itself when a thread started before the daemon blocked its
+	# signals (the backstore's) takes it: then there is no drain to see.
+	say "no target logout in the log (utgtd exit $UTGTD_RC)"
+fi
+[ "$UTGTD_RC" = 0 ] || [ "$UTGTD_RC" = 143 ] || fail "utgtd exited $UTGTD_RC"
 grep -qE "AddressSanitizer|Segmentation|Aborted" "$SRP_LOG" && fail "utgtd crashed"
 rport=$(srp_rport "$host")
 [ -n "$rport" ] && echo 1 >"$rport/delete" 2>/dev/null || true

@@ -86,8 +86,9 @@ struct rdma_conn_req {
 	struct sockaddr_storage local, peer;
 	char dev_name[64];
 	uint8_t port_num;
-	uint8_t responder_resources; /* RDMA READs the peer will answer for us */
-	uint8_t initiator_depth;     /* RDMA READs the peer will issue to us */
+	/* From our side (the CM turns the peer's values around): */
+	uint8_t responder_resources; /* RDMA READs the peer may have outstanding toward us */
+	uint8_t initiator_depth;     /* RDMA READs we may have outstanding toward the peer */
 };
 
 struct rdma_conn_params {

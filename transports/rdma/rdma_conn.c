@@ -97,7 +97,7 @@ void rdma_conn_attach(struct rdma_thread *t, struct rdma_conn *c)
 static void post_recv(struct rdma_conn *c, struct rdma_buf *b)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)b->data, .length = b->size, .lkey = b->lkey};
-	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)b, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_recv_wr wr = {.wr_id = rdma_wrid_recv(b), .sg_list = &sge, .num_sge = 1}, *bad;
 
 	if (ibv_post_recv(c->qp, &wr, &bad)) {
 		rdma_log(c->srv, LOG_ERR, "%s: receive post failed", c->name);
@@ -197,9 +197,9 @@ static void qp_cq_destroy(struct rdma_conn *c)
 		 * are still buffers of the SRQ: give them back to it. */
 		while ((n = ibv_poll_cq(c->cq, RDMA_CQ_BATCH, wc)) > 0)
 			for (int i = 0; i < n; i++)
-				if (wc[i].opcode & IBV_WC_RECV) {
-					struct rdma_buf *b = (void *)(uintptr_t)wc[i].wr_id;
-					if (b && b->srq)
+				if (rdma_wrid_is_recv(wc[i].wr_id)) {
+					struct rdma_buf *b = rdma_wrid_buf(wc[i].wr_id);
+					if (b->srq)
 						rdma_srq_repost(b->srq, b);
 				}
 		if (c->cq_unacked)
@@ -278,10 +278,12 @@ int rdma_conn_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
 			 strerror(-rc));
 	cp.private_data = p->priv;
 	cp.private_data_len = p->priv_len;
-	cp.initiator_depth = c->req.responder_resources;
+	/* The request's values are already from our side of the connection (the CM swaps the
+	 * peer's): initiator_depth is how many RDMA READs we may have outstanding. */
+	cp.initiator_depth = c->req.initiator_depth;
 	if (cp.initiator_depth > d->attr.max_qp_init_rd_atom)
 		cp.initiator_depth = (uint8_t)d->attr.max_qp_init_rd_atom;
-	cp.responder_resources = c->req.initiator_depth;
+	cp.responder_resources = c->req.responder_resources;
 	if (cp.responder_resources > d->attr.max_qp_rd_atom)
 		cp.responder_resources = (uint8_t)d->attr.max_qp_rd_atom;
 	cp.rnr_retry_count = 7;
@@ -458,7 +460,7 @@ static void send_done(struct rdma_conn *c, const struct ibv_wc *wc)
 
 static void recv_done(struct rdma_conn *c, const struct ibv_wc *wc)
 {
-	struct rdma_buf *b = (void *)(uintptr_t)wc->wr_id;
+	struct rdma_buf *b = rdma_wrid_buf(wc->wr_id);
 
 	if (!b->srq && c->rq_posted)
 		c->rq_posted--;
@@ -491,7 +493,7 @@ bool rdma_conn_poll(struct rdma_conn *c)
 					 c->name, ibv_wc_status_str(wc[i].status), wc[i].opcode);
 				rdma_conn_go_down(c, "completion error");
 			}
-			if (wc[i].opcode & IBV_WC_RECV)
+			if (rdma_wrid_is_recv(wc[i].wr_id))
 				recv_done(c, &wc[i]);
 			else
 				send_done(c, &wc[i]);

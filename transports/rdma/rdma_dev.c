@@ -31,7 +31,7 @@ static void srq_destroy(struct rdma_srq *q)
 void rdma_srq_repost(struct rdma_srq *q, struct rdma_buf *b)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)b->data, .length = b->size, .lkey = b->lkey};
-	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)b, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_recv_wr wr = {.wr_id = rdma_wrid_recv(b), .sg_list = &sge, .num_sge = 1}, *bad;
 
 	if (q->dev->removing)
 		return;

@@ -13,6 +13,23 @@
 #define RDMA_MAX_LISTEN RDMA_MAX_LISTEN_CFG
 #define RDMA_CQ_BATCH	16
 
+/* Work request ids: a receive carries its buffer with the low bit set, a signaled send its
+ * rdma_op, an unsignaled one 0.  The completion's opcode cannot tell them apart: it is not
+ * valid in completions with an error (flushed ones included). */
+#define RDMA_WRID_RECV 1u
+static inline uint64_t rdma_wrid_recv(const struct rdma_buf *b)
+{
+	return (uintptr_t)b | RDMA_WRID_RECV;
+}
+static inline bool rdma_wrid_is_recv(uint64_t id)
+{
+	return id & RDMA_WRID_RECV;
+}
+static inline struct rdma_buf *rdma_wrid_buf(uint64_t id)
+{
+	return (struct rdma_buf *)(uintptr_t)(id & ~(uint64_t)RDMA_WRID_RECV);
+}
+
 /* What an epoll entry stands for. */
 enum rdma_src_kind { SRC_INBOX, SRC_TIMER, SRC_CM, SRC_COMP };
 struct rdma_src {

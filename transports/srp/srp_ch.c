@@ -52,7 +52,7 @@ void srpt_ch_return_iu(struct srpt_ch *ch, struct srpt_req *r)
 	srp_credit_done(&ch->cred);
 }
 
-static void finish(struct srpt_ch *ch);
+static void maybe_finish(struct srpt_ch *ch);
 
 void srpt_ch_req_free(struct srpt_ch *ch, struct srpt_req *r)
 {
@@ -65,8 +65,7 @@ void srpt_ch_req_free(struct srpt_ch *ch, struct srpt_req *r)
 	ch->free_reqs = r;
 	ch->active--;
 	if (ch->state == SRPT_CH_DOWN) {
-		if (!ch->active && !ch->ctl_inflight)
-			finish(ch);
+		maybe_finish(ch);
 		return;
 	}
 	srpt_ch_maybe_cred_req(ch);
@@ -107,8 +106,7 @@ static void ctl_done(struct rdma_conn *c, struct rdma_op *op, bool ok)
 	(void)ok;
 	ch->ctl_inflight--;
 	if (ch->state == SRPT_CH_DOWN) {
-		if (!ch->active && !ch->ctl_inflight)
-			finish(ch);
+		maybe_finish(ch);
 		return;
 	}
 	srpt_ch_check_drained(ch);
@@ -194,7 +192,8 @@ static void kill_fn(struct rdma_msg *m)
 {
 	struct srpt_ch *ch = (struct srpt_ch *)((char *)m - offsetof(struct srpt_ch, kill_msg));
 
-	if (ch->state == SRPT_CH_DOWN && !ch->conn) {
+	ch->kill_ran = true;
+	if (!ch->conn) {
 		free(ch); /* finished while this message was on its way */
 		return;
 	}
@@ -426,8 +425,9 @@ static void on_sq_space(struct rdma_conn *c)
 	srpt_ch_check_drained(ch);
 }
 
-static void finish(struct srpt_ch *ch)
+static void finish_fn(struct rdma_msg *m)
 {
+	struct srpt_ch *ch = (struct srpt_ch *)((char *)m - offsetof(struct srpt_ch, finish_msg));
 	struct rdma_conn *c = ch->conn;
 
 	LOG(ch, LOG_INFO, "channel released: %llu commands, %llu bytes in, %llu bytes out",
@@ -439,9 +439,20 @@ static void finish(struct srpt_ch *ch)
 	ch->conn = NULL;
 	rdma_conn_set_priv(c, NULL);
 	rdma_conn_release(c);
-	/* a kill posted before the nexus let go of us is still on its way: it frees us */
-	if (!atomic_load(&ch->kill_posted))
+	/* a kill posted before the nexus let go of us and not run yet frees us */
+	if (!atomic_load(&ch->kill_posted) || ch->kill_ran)
 		free(ch);
+}
+
+/* Once down and nothing is left in flight, the channel goes, from a clean stack: callers of
+ * srpt_ch_req_free and friends may still be looking at it. */
+static void maybe_finish(struct srpt_ch *ch)
+{
+	if (ch->state != SRPT_CH_DOWN || ch->active || ch->ctl_inflight || ch->finish_posted)
+		return;
+	ch->finish_posted = true;
+	ch->finish_msg.fn = finish_fn;
+	rdma_conn_call(ch->conn, &ch->finish_msg);
 }
 
 static void on_down(struct rdma_conn *c)
@@ -462,8 +473,7 @@ static void on_down(struct rdma_conn *c)
 	for (unsigned i = 0; i < ch->nreqs; i++)
 		if (ch->reqs[i].state == REQ_WAIT_BUF)
 			srpt_req_abandon(&ch->reqs[i]);
-	if (ch->reqs && !ch->active && !ch->ctl_inflight)
-		finish(ch);
+	maybe_finish(ch);
 }
 
 static void on_tick(struct rdma_conn *c)

@@ -124,7 +124,10 @@ struct srpt_ch {
 	struct rdma_op ctl_op[2];
 	struct rdma_msg kill_msg;
 	atomic_bool kill_posted;
+	bool kill_ran;
 	uint32_t kill_reason;
+	struct rdma_msg finish_msg;
+	bool finish_posted;
 	uint64_t drain_since; /* CLOCK_MONOTONIC seconds when logout began */
 	char iname[35];
 	struct srpt_ch *nx_next;

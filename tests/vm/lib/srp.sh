@@ -76,9 +76,11 @@ utgtd_start() {
 	say "utgtd (pid $UTGTD_PID) listening on :$SRP_PORT and :$SRP_PORT2"
 }
 
-# utgtd_stop: SIGTERM, bounded wait; prints the exit status.
+# utgtd_stop: SIGTERM, bounded wait; the exit status in UTGTD_RC.
+UTGTD_RC=
 utgtd_stop() {
-	local i rc=0
+	local i
+	UTGTD_RC=
 	[ -n "$UTGTD_PID" ] || return 0
 	kill -TERM "$UTGTD_PID" 2>/dev/null || true
 	for i in $(seq 1 150); do
@@ -87,11 +89,12 @@ utgtd_stop() {
 	done
 	if kill -0 "$UTGTD_PID" 2>/dev/null; then
 		kill -KILL "$UTGTD_PID"
+		UTGTD_PID=
 		fail "utgtd did not exit within 30 s of SIGTERM"
 	fi
-	wait "$UTGTD_PID" || rc=$?
+	UTGTD_RC=0
+	wait "$UTGTD_PID" || UTGTD_RC=$?
 	UTGTD_PID=
-	echo "$rc"
 }
 
 # The add_target line for DEST (ADDR:PORT) from --show-srp-login.
@@ -123,10 +126,13 @@ srp_disk() {
 	done
 }
 
-# Remote port of a SCSI host (for delete).
+# Remote port of a SCSI host (for delete): /sys/class/srp_remote_ports/port-<host_no>:<n>.
 srp_rport() {
-	ls -d /sys/class/scsi_host/"$1"/device/rport-*/srp_remote_ports/port-* 2>/dev/null |
-		head -1
+	local p
+	for p in /sys/class/srp_remote_ports/port-"${1#host}":*; do
+		[ -e "$p" ] && { echo "$p"; return 0; }
+	done
+	return 0
 }
 
 srp_on_fail() {
