@@ -25,6 +25,9 @@ CORE_LIB   := $(BUILD)/libutgt.a
 BENCH_LIB  := $(BUILD)/libutgtbench.a
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
+# Keep test objects: they are intermediate files to make, but rebuilding them each run is waste.
+.SECONDARY:
+
 .PHONY: all deps test unit asan asan-unit demo clean format fuzz conformance integration bench vm-image vmtest lab lab-quick
 all: $(BUILD)/utgtd $(BUILD)/utgt-bench
 

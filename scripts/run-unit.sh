@@ -6,7 +6,7 @@ for bin in "$@"; do
 	out=$("$bin" --jobs 2 2>&1); rc=$?
 	line=$(printf '%s\n' "$out" | grep -E '^\[====\] Synthesis' | tail -1)
 	if [ $rc -ne 0 ]; then
-		printf '%s\n' "$out" | grep -vE '^\[----\]|^\[RUN \]|^\[PASS\]' | tail -40
+		printf '%s\n' "$out" | grep -vE "^\[RUN \]|^\[PASS\]" | tail -60
 		failed+=("$(basename "$bin")")
 	fi
 	t=$(printf '%s' "$line" | sed -nE 's/.*Tested: ([0-9]+).*/\1/p'); t=${t:-0}

@@ -85,7 +85,7 @@ Test(conf_targets, enabled_defaults)
 					  " TARGET a\n"
 					  " TARGET b { enabled 0 }\n"
 					  "}\n"
-					  "TARGET_DRIVER ib_srpt {\n TARGET c { enabled 1 }\n}\n",
+					  "TARGET_DRIVER ib_srpt {\n TARGET fe80:0000:0000:0000:0002:c903:000f:41a7 { enabled 1 }\n}\n",
 					  &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	cr_assert_eq(c.n, 1, "%s", cap_dump(&c));
@@ -104,7 +104,7 @@ Test(conf_targets, hw_target_keyword)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_str("TARGET_DRIVER ib_srpt {\n TARGET x {\n  HW_TARGET\n  "
+	struct tgt_config *cfg = load_str("TARGET_DRIVER ib_srpt {\n TARGET fe80:0000:0000:0000:0002:c903:000f:41a7 {\n  HW_TARGET\n  "
 					  "enabled 1\n }\n}\n",
 					  &c, &d);
 	assert_loads(cfg, c, 0);
