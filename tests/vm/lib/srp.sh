@@ -111,7 +111,7 @@ srp_add() {
 srp_hosts() {
 	local h
 	for h in /sys/class/scsi_host/host*; do
-		[ "$(cat "$h/proc_name" 2>/dev/null)" = ib_srp ] && basename "$h"
+		if [ "$(cat "$h/proc_name" 2>/dev/null)" = ib_srp ]; then basename "$h"; fi
 	done | sort -V
 }
 
@@ -119,7 +119,8 @@ srp_hosts() {
 srp_disk() {
 	local end=$((SECONDS + 30)) dev
 	while :; do
-		dev=$(ls /sys/class/scsi_host/"$1"/device/target*/*:*:*:0/block/ 2>/dev/null | head -1)
+		dev=$(ls /sys/class/scsi_host/"$1"/device/target*/*:*:*:0/block/ 2>/dev/null |
+			head -1) || true # not scanned yet
 		[ -n "$dev" ] && [ -b "/dev/$dev" ] && { echo "/dev/$dev"; return 0; }
 		[ $SECONDS -lt $end ] || fail "no disk on $1 after 30 s"
 		sleep 0.2
