@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libiscsi's whole iscsi-test-cu (--test=ALL, --dataloss --allow-sanitize) against utgtd, once
-# per kind of LU: thin fileio, fully provisioned fileio, ramdisk, removable ramdisk, read-only
-# fileio, and a thin ramdisk exported through a read-only LUN; then SCSI.Sanitize.Reset on a
+# per kind of LU: thin fileio (512- and 4096-byte blocks), fully provisioned fileio, ramdisk,
+# removable ramdisk, read-only fileio, and a thin ramdisk exported through a read-only LUN; then SCSI.Sanitize.Reset on a
 # ramdisk whose sanitize is paced (sanitize_rate_mb) so that it lasts as long as the test
 # needs, and ALL.MultipathIO through two portals.
 #
@@ -34,6 +34,12 @@ HANDLER vdisk_fileio {
 	DEVICE thin0 {
 		filename $DIR/thin0.img
 		size_mb 64
+		thin_provisioned 1
+	}
+	DEVICE thin4k {
+		filename $DIR/thin4k.img
+		size_mb 256
+		blocksize 4096
 		thin_provisioned 1
 	}
 	DEVICE thick0 {
@@ -75,6 +81,7 @@ TARGET_DRIVER iscsi {
 		LUN 6 ramro0 {
 			read_only 1
 		}
+		LUN 7 thin4k
 	}
 }
 EOF
@@ -93,7 +100,7 @@ URL2=iscsi://127.0.0.1:$PORT2/$IQN
 # "<Suite.Test> <file:line of an assertion that fails>" per LU kind, and why.
 expected_failures() {
 	case "$1" in
-	thin | thick | ram | rem)
+	thin | thin4k | thick | ram | rem)
 		# It sleeps 3 s after sending SANITIZE OVERWRITE and then expects it to be still
 		# running; on these LUs (64 MiB, unpaced) it is over in milliseconds.  The test is
 		# run below on a LU whose sanitize is paced to last long enough, and passes there.
@@ -110,10 +117,11 @@ expected_failures() {
 		# reads inq_bdc->wabereq and reports "WACEREQ is 0"), so no answer satisfies both.
 		echo "Sanitize.CryptoErase test_sanitize_crypto_erase.c:48"
 		;;
-	thin | ram | rem)
+	thin | thin4k | ram | rem)
 		# Its last step WRITE(16)s and READ(16)s 65536 blocks (32 MiB) in one command,
 		# checking only MAXIMUM WRITE SAME LENGTH, not the Block Limits MAXIMUM TRANSFER
-		# LENGTH (16384 blocks here), so a conforming target refuses them (05/24/00).
+		# LENGTH (8 MiB worth of blocks here), so a conforming target refuses them
+		# (05/24/00).
 		# On LUs under 65536 blocks the step is skipped and the test passes.
 		echo "WriteSame16.Unmap test_writesame16_unmap.c:175" # WRITE(16) 65536 blocks
 		echo "WriteSame16.Unmap test_writesame16_unmap.c:190" # READ(16) 65536 blocks
@@ -182,6 +190,7 @@ check_ro() { # kind out fails
 }
 
 check_kind thin 0
+check_kind thin4k 7
 check_kind thick 1
 check_kind ram 2
 check_kind rem 3
