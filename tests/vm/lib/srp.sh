@@ -32,13 +32,18 @@ rxe_up() {
 	say "rxe0 active, port GID $RXE_GID"
 }
 
-# The scst.conf the seed's users write, with rxe0's GID as the TARGET name.
+# The scst.conf the seed's users write, with rxe0's GID as the TARGET name.  write_conf nullio:
+# the same LU on vdisk_nullio (no file, no backstore threads).
 write_conf() {
+	local handler=vdisk_fileio file="filename $SRP_IMG"
+	if [ "${1:-}" = nullio ]; then
+		handler=vdisk_nullio file="# no file"
+	fi
 	mkdir -p "$SRP_DIR"
 	cat >"$SRP_CONF" <<EOF
-HANDLER vdisk_fileio {
+HANDLER $handler {
 	DEVICE dev-srp0 {
-		filename $SRP_IMG
+		$file
 		size_mb $SRP_MB
 		t10_vend_id UTGT
 		prod_id SRPDISK0
