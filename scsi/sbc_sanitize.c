@@ -16,9 +16,9 @@
  * whole LU exclusively).  With IMMED the status is GOOD once the CDB and parameter list are
  * validated, the sanitize going on in the background.  Without IMMED a task management
  * function (ABORT TASK, a reset, the nexus going away) ends the SANITIZE command at once, as
- * aborted, but not the sanitize operation, which goes on to its end as SBC-4 requires.  If it fails, the LU enters sanitize
- * failure mode: medium access gets MEDIUM ERROR 31/03 until a SANITIZE succeeds or — when the
- * failed one had AUSE=1 — EXIT FAILURE MODE is sent.
+ * aborted, but not the sanitize operation, which goes on to its end as SBC-4 requires.  If it
+ * fails, the LU enters sanitize failure mode: medium access gets MEDIUM ERROR 31/03 until a
+ * SANITIZE succeeds or — when the failed one had AUSE=1 — EXIT FAILURE MODE is sent.
  *
  * Parameter checks follow libiscsi's Sanitize tests, which are what initiators test against:
  * PARAMETER LIST LENGTH outside 5..block+4 (OVERWRITE) or non-zero (the others), reserved CDB

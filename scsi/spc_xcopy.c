@@ -206,8 +206,8 @@ static enum bs_status locked_io(struct scsi_dev *dev, struct bs_io *io)
 	struct scsi_range_hold *h;
 	enum bs_status st;
 
-	h = scsi_range_lock_blocking(dev, io->off >> dev->block_shift,
-				     io->len >> dev->block_shift, false);
+	h = scsi_range_lock_blocking(dev, io->off >> dev->block_shift, io->len >> dev->block_shift,
+				     false);
 	if (!h)
 		return BS_ENOMEM;
 	st = bs_submit_sync(dev->bs, io);

@@ -406,7 +406,8 @@ Test(sanitize, paced_overwrite)
 
 		cr_assert_eq(fx_read(&fx, lba, 1, b).status, SAM_STAT_GOOD);
 		for (int i = 0; i < 512; i++)
-			cr_assert_eq(b[i], pat[i % 4], "LBA %llu byte %d", (unsigned long long)lba, i);
+			cr_assert_eq(b[i], pat[i % 4], "LBA %llu byte %d", (unsigned long long)lba,
+				     i);
 	}
 	cr_assert_eq(fx_exec(&fx, tur, SCSI_DIR_NONE, NULL, 0).status, SAM_STAT_GOOD);
 	fx_fini(&fx);

@@ -110,8 +110,10 @@ BOTH_STORES(rsoc, unmap_follows_provisioning)
 		cr_assert_eq(r.status, SAM_STAT_GOOD);
 		cr_assert_eq(b[1] & 7, thin ? 3 : 1, "UNMAP support thin %d", thin);
 		/* SANITIZE BLOCK ERASE deallocates everything: thin LUs only */
-		cr_assert_eq(listed_sa(0x48, 0x02), (bool)thin, "BLOCK ERASE listed: thin %d", thin);
-		cr_assert(listed_sa(0x48, 0x01) && listed_sa(0x48, 0x03), "OVERWRITE, CRYPTO ERASE");
+		cr_assert_eq(listed_sa(0x48, 0x02), (bool)thin, "BLOCK ERASE listed: thin %d",
+			     thin);
+		cr_assert(listed_sa(0x48, 0x01) && listed_sa(0x48, 0x03),
+			  "OVERWRITE, CRYPTO ERASE");
 		r = rsoc(2, 0x48, 0x02, sizeof(b), b);
 		cr_assert_eq(r.status, SAM_STAT_GOOD);
 		cr_assert_eq(b[1] & 7, thin ? 3 : 1, "BLOCK ERASE support thin %d", thin);

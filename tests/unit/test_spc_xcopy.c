@@ -508,8 +508,8 @@ Test(xcopy_gate, compare_and_write_is_atomic_against_a_copy, .init = up_gate, .f
 	memset(g.mem, 0x6b, SZ);
 	a = start_xcopy(&na, 11, 8, 1); /* source blocks 0-7 -> destination blocks 0-7 */
 	gate_wait_reads(1);
-	memset(buf, 0, 512);          /* verify: block 0 as it is before the copy */
-	memset(buf + 512, 'C', 512);  /* write */
+	memset(buf, 0, 512);	     /* verify: block 0 as it is before the copy */
+	memset(buf + 512, 'C', 512); /* write */
 	put_be64(cdb + 2, 0);
 	cdb[13] = 1;
 	c = async_task_new(&nb, 1, cdb, 16, SCSI_DIR_WRITE, buf, 1024, 2);
