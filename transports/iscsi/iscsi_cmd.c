@@ -478,6 +478,9 @@ int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 			t->unsol_len = t->edtl < p->first_burst ? t->edtl : p->first_burst;
 			if (t->unsol_len < rx->dsl)
 				t->unsol_len = rx->dsl;
+			/* F=0 with nothing left to send unsolicited: no Data-Out will end it */
+			if (t->unsol_len == rx->dsl)
+				t->unsol_open = false;
 		} else {
 			t->unsol_len = rx->dsl;
 		}

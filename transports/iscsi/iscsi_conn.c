@@ -240,11 +240,13 @@ void iscsit_conn_output(struct iscsit_conn *c)
 {
 	if (c->state == CONN_CLOSING)
 		return;
+	uint64_t before = c->tx.pdus;
+
 	if (iscsit_tx_flush(c) < 0) {
 		iscsit_conn_close(c, "send failed");
 		return;
 	}
-	c->w->pdus_out = c->tx.pdus;
+	c->w->pdus_out += c->tx.pdus - before;
 	if (c->close_after_flush && !c->tx.head && !c->tx.s_count) {
 		iscsit_conn_close(c, c->close_why ? c->close_why : "logged out");
 		return;
