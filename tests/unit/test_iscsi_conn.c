@@ -157,3 +157,62 @@ Test(iscsi_conn, many_sessions_spread_over_workers, .fini = teardown)
 	for (int i = 0; i < 12; i++)
 		ih_logout(&c[i]);
 }
+
+/* An initiator that sends and does not read: the target stops reading rather than queueing
+ * answers without bound, and every answer arrives once the initiator reads again. */
+struct flood {
+	struct ih_conn *c;
+	int n;
+	int sent;
+};
+
+static void *flood_sender(void *arg)
+{
+	struct flood *f = arg;
+	static uint8_t data[8192];
+
+	for (int i = 0; i < f->n; i++) {
+		uint8_t h[48] = {0};
+
+		h[0] = ISCSI_OP_NOP_OUT;
+		h[1] = 0x80;
+		iscsi_put32(h + 16, 0x10000 + (uint32_t)i);
+		iscsi_put32(h + 20, ISCSI_RSVD_TAG);
+		iscsi_put32(h + 24, f->c->cmd_sn + (uint32_t)i);
+		memset(data, i & 0xff, 16);
+		if (ih_send(f->c, h, data, sizeof(data)))
+			break;
+		f->sent++;
+	}
+	return NULL;
+}
+
+Test(iscsi_conn, backpressure_when_the_initiator_does_not_read, .fini = teardown, .timeout = 60)
+{
+	struct ih_conn c;
+	struct flood f = {.c = &c, .n = 4000};
+	pthread_t th;
+	int got = 0;
+
+	ih_start(&T, NULL, NULL);
+	cr_assert_eq(ih_login_normal(&c, T.port), 0);
+	pthread_create(&th, NULL, flood_sender, &f);
+	usleep(500 * 1000); /* let it fill every buffer on the way */
+	cr_assert(f.sent < f.n, "the target stopped reading (sent %d of %d)", f.sent, f.n);
+	while (got < f.n) {
+		uint8_t rh[48], *d;
+		uint32_t dl;
+
+		cr_assert_eq(ih_recv(&c, rh, &d, &dl), 0, "after %d answers", got);
+		cr_assert_eq(bhs_opcode(rh), ISCSI_OP_NOP_IN);
+		cr_assert_eq(bhs_itt(rh), 0x10000 + (uint32_t)got, "in order");
+		cr_assert_eq(dl, 8192);
+		cr_assert_eq(d[0], got & 0xff);
+		free(d);
+		got++;
+	}
+	pthread_join(th, NULL);
+	c.cmd_sn += (uint32_t)f.n;
+	cr_assert(ih_ping(&c));
+	ih_logout(&c);
+}
