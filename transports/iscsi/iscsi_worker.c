@@ -199,9 +199,21 @@ static void *worker_main(void *arg)
 		w->wakeups++;
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 		w->now = ts.tv_sec;
+		/* Hang-ups first: a connection that went away releases its nexus (and SPC-2
+		 * reservation) before commands that arrived in the same batch on another one. */
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 
+			if (p != w && !is_portal(ctx, p) && (evs[i].events & (EPOLLHUP | EPOLLRDHUP))) {
+				iscsit_conn_input(p);
+				evs[i].events = 0;
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (!evs[i].events)
+				continue;
 			if (p == w) {
 				uint64_t v;
 
