@@ -23,15 +23,6 @@ static const struct {
     {"offline", ALUA_OFFLINE},	       {"transitioning", ALUA_TRANSITIONING},
 };
 
-static unsigned count_kw(const struct conf_node *n, const char *kw)
-{
-	unsigned c = 0;
-	for (unsigned i = 0; i < n->nkids; i++)
-		if (!strcasecmp(n->kids[i].w[0], kw))
-			c++;
-	return c;
-}
-
 static struct member *new_member(struct conf_loader *L, const struct tgt_device_group *dg,
 				 const struct tgt_target_group *tg, int line)
 {
@@ -183,7 +174,7 @@ static void load_tg(struct conf_loader *L, struct tgt_device_group *dg, struct s
 		}
 	tg->line = n->line;
 	snprintf(ctx, sizeof(ctx), "TARGET_GROUP %s", tg->name);
-	tg->targets = conf_alloc(L, count_kw(n, "TARGET"), sizeof(*tg->targets));
+	tg->targets = conf_alloc(L, conf_count_kw(n, "TARGET"), sizeof(*tg->targets));
 	if (L->oom || !conf_attrs_reserve(L, &tg->attrs, n->nkids))
 		return;
 	for (unsigned i = 0; i < n->nkids && !L->oom; i++) {
@@ -265,9 +256,9 @@ static void load_dg(struct conf_loader *L, const struct conf_node *n, struct con
 	dg->alua = ag;
 	snprintf(ag->name, sizeof(ag->name), "%s", dg->name);
 	snprintf(ctx, sizeof(ctx), "DEVICE_GROUP %s", dg->name);
-	dg->devices = conf_alloc(L, count_kw(n, "DEVICE"), sizeof(*dg->devices));
-	dg->tgroups = conf_alloc(L, count_kw(n, "TARGET_GROUP"), sizeof(*dg->tgroups));
-	ag->tpgs = conf_alloc(L, count_kw(n, "TARGET_GROUP"), sizeof(*ag->tpgs));
+	dg->devices = conf_alloc(L, conf_count_kw(n, "DEVICE"), sizeof(*dg->devices));
+	dg->tgroups = conf_alloc(L, conf_count_kw(n, "TARGET_GROUP"), sizeof(*dg->tgroups));
+	ag->tpgs = conf_alloc(L, conf_count_kw(n, "TARGET_GROUP"), sizeof(*ag->tpgs));
 	if (L->oom || !conf_attrs_reserve(L, &dg->attrs, n->nkids) ||
 	    !conf_index_init(&seen, 8, false)) {
 		L->oom = true;

@@ -74,6 +74,8 @@ bool conf_bool(struct conf_loader *L, const struct utgt_attr *a, bool *out);
 bool conf_uint(struct conf_loader *L, const char *s, int line, const char *what, uint64_t lo,
 	       uint64_t hi, uint64_t *out);
 void *conf_alloc(struct conf_loader *L, size_t n, size_t size);
+/* Children of n whose first word is kw (any case): the room a block's arrays need. */
+unsigned conf_count_kw(const struct conf_node *n, const char *kw);
 
 void conf_load_targets(struct conf_loader *L, const struct conf_node *const *drivers, unsigned n);
 /* After DEVICE_GROUPs had their say on rel_tgt_id: check, assign, build LUN tables. */

@@ -167,6 +167,16 @@ bool conf_name(struct conf_loader *L, char *dst, size_t cap, const char *src, in
 	return true;
 }
 
+unsigned conf_count_kw(const struct conf_node *n, const char *kw)
+{
+	unsigned c = 0;
+
+	for (unsigned i = 0; i < n->nkids; i++)
+		if (!strcasecmp(n->kids[i].w[0], kw))
+			c++;
+	return c;
+}
+
 void *conf_alloc(struct conf_loader *L, size_t n, size_t size)
 {
 	void *p = tgt_arena_calloc(L->ar, n, size);
@@ -435,9 +445,7 @@ static bool sort_top(struct conf_loader *L, const struct conf_node *root, struct
 		case KW_HANDLER:
 			t->handlers[t->nhandlers++] = n;
 			t->nhandler_attrs += n->nkids;
-			for (unsigned k = 0; k < n->nkids; k++)
-				if (!strcasecmp(n->kids[k].w[0], "DEVICE"))
-					t->ndevices++;
+			t->ndevices += conf_count_kw(n, "DEVICE");
 			break;
 		case KW_TARGET_DRIVER:
 			t->drivers[t->ndrivers++] = n;

@@ -60,15 +60,6 @@ static void load_lun(struct conf_loader *L, struct tgt_lun *luns, unsigned *nlun
 	(*nluns)++;
 }
 
-static unsigned count_kw(const struct conf_node *n, const char *kw)
-{
-	unsigned c = 0;
-	for (unsigned i = 0; i < n->nkids; i++)
-		if (!strcasecmp(n->kids[i].w[0], kw))
-			c++;
-	return c;
-}
-
 /* Where each INITIATOR pattern of one target was seen: SCST puts an initiator in one group. */
 struct ini_seen {
 	const struct tgt_group *group;
@@ -130,8 +121,8 @@ static void load_group(struct conf_loader *L, struct tgt_target *t, const struct
 	g->line = n->line;
 	t->ngroups++;
 	snprintf(ctx, sizeof(ctx), "GROUP %s", g->name);
-	g->luns = conf_alloc(L, count_kw(n, "LUN"), sizeof(*g->luns));
-	g->initiators = conf_alloc(L, count_kw(n, "INITIATOR"), sizeof(*g->initiators));
+	g->luns = conf_alloc(L, conf_count_kw(n, "LUN"), sizeof(*g->luns));
+	g->initiators = conf_alloc(L, conf_count_kw(n, "INITIATOR"), sizeof(*g->initiators));
 	if (L->oom || !conf_attrs_reserve(L, &g->attrs, n->nkids))
 		return;
 	for (unsigned i = 0; i < n->nkids && !L->oom; i++) {
@@ -204,8 +195,8 @@ static void load_target(struct conf_loader *L, struct tgt_driver *drv, const str
 	/* SCST's copy_manager target is always on; every other target starts disabled */
 	t->enabled = !strcmp(drv->name, "copy_manager");
 	snprintf(ctx, sizeof(ctx), "TARGET %s", t->name);
-	t->luns = conf_alloc(L, count_kw(n, "LUN"), sizeof(*t->luns));
-	t->groups = conf_alloc(L, count_kw(n, "GROUP"), sizeof(*t->groups));
+	t->luns = conf_alloc(L, conf_count_kw(n, "LUN"), sizeof(*t->luns));
+	t->groups = conf_alloc(L, conf_count_kw(n, "GROUP"), sizeof(*t->groups));
 	if (L->oom || !conf_attrs_reserve(L, &t->attrs, n->nkids) ||
 	    !conf_index_init(&inits, 8, true)) {
 		L->oom = true;
@@ -270,9 +261,9 @@ static void load_driver(struct conf_loader *L, const struct conf_node *n)
 		    "unknown target driver '%s': kept in the configuration, not served by utgt",
 		    drv->name);
 	snprintf(ctx, sizeof(ctx), "TARGET_DRIVER %s", drv->name);
-	drv->targets = conf_alloc(L, count_kw(n, "TARGET"), sizeof(*drv->targets));
+	drv->targets = conf_alloc(L, conf_count_kw(n, "TARGET"), sizeof(*drv->targets));
 	if (L->oom || !conf_attrs_reserve(L, &drv->attrs, n->nkids) ||
-	    !conf_index_init(&names, count_kw(n, "TARGET"), false)) {
+	    !conf_index_init(&names, conf_count_kw(n, "TARGET"), false)) {
 		L->oom = true;
 		return;
 	}
@@ -301,7 +292,7 @@ void conf_load_targets(struct conf_loader *L, const struct conf_node *const *dri
 	unsigned ntargets = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		ntargets += count_kw(drivers[i], "TARGET");
+		ntargets += conf_count_kw(drivers[i], "TARGET");
 	L->cfg->drivers = conf_alloc(L, n, sizeof(*L->cfg->drivers));
 	if (L->oom || !conf_index_init(&L->targets, ntargets, false)) {
 		L->oom = true;
