@@ -825,6 +825,25 @@ void bs_aio_destroy(struct bs_aio *a)
 	free(a);
 }
 
+void bs_aio_store_close(struct backstore *bs)
+{
+	bs_aio_destroy(bs_aio_of(bs));
+	bs->priv = NULL;
+}
+
+void bs_aio_store_submit(struct backstore *bs, struct bs_io *io)
+{
+	enum bs_status st = bs_check_io(bs, io);
+
+	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
+		st = BS_ENOTSUP;
+	if (st != BS_OK) {
+		io->cb(io, st);
+		return;
+	}
+	bs_aio_submit(bs_aio_of(bs), io);
+}
+
 int bs_aio_fd(const struct bs_aio *a)
 {
 	return a->o.fd;

@@ -80,6 +80,11 @@ static inline struct bs_aio *bs_aio_of(const struct backstore *bs)
 	return (struct bs_aio *)bs->priv;
 }
 
+/* The close and submit ops of a store whose engine is bs->priv: submit validates io (and
+ * refuses UNMAP when the store cannot deallocate) before handing it to the engine. */
+void bs_aio_store_close(struct backstore *bs);
+void bs_aio_store_submit(struct backstore *bs, struct bs_io *io);
+
 /* errno (positive) of a failed system call -> the status the SCSI core understands. */
 enum bs_status bs_errno_status(int err, enum bs_op op);
 

@@ -129,25 +129,6 @@ fail:
 	return -1;
 }
 
-static void blockio_close(struct backstore *bs)
-{
-	bs_aio_destroy(bs->priv);
-	bs->priv = NULL;
-}
-
-static void blockio_submit(struct backstore *bs, struct bs_io *io)
-{
-	enum bs_status st = bs_check_io(bs, io);
-
-	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
-		st = BS_ENOTSUP;
-	if (st != BS_OK) {
-		io->cb(io, st);
-		return;
-	}
-	bs_aio_submit(bs->priv, io);
-}
-
 static const char *const blockio_attrs[] = {
     "filename", "size",		 "size_mb",	     "blocksize", "read_only",
     "nv_cache", "write_through", "thin_provisioned", NULL,
@@ -157,6 +138,6 @@ const struct backstore_ops bs_blockio_ops = {
     .name = "vdisk_blockio",
     .attrs = blockio_attrs,
     .open = blockio_open,
-    .close = blockio_close,
-    .submit = blockio_submit,
+    .close = bs_aio_store_close,
+    .submit = bs_aio_store_submit,
 };

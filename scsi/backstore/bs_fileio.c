@@ -165,25 +165,6 @@ static int fileio_open(struct backstore *bs, char *err, size_t errlen)
 	return 0;
 }
 
-static void fileio_close(struct backstore *bs)
-{
-	bs_aio_destroy(bs->priv);
-	bs->priv = NULL;
-}
-
-static void fileio_submit(struct backstore *bs, struct bs_io *io)
-{
-	enum bs_status st = bs_check_io(bs, io);
-
-	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
-		st = BS_ENOTSUP;
-	if (st != BS_OK) {
-		io->cb(io, st);
-		return;
-	}
-	bs_aio_submit(bs->priv, io);
-}
-
 /* GET LBA STATUS: holes are deallocated.  A block partly in a hole counts as mapped. */
 static enum bs_status fileio_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
 					bool *mapped, uint64_t *run)
@@ -225,7 +206,7 @@ const struct backstore_ops bs_fileio_ops = {
     .name = "vdisk_fileio",
     .attrs = fileio_attrs,
     .open = fileio_open,
-    .close = fileio_close,
-    .submit = fileio_submit,
+    .close = bs_aio_store_close,
+    .submit = bs_aio_store_submit,
     .lba_status = fileio_lba_status,
 };
