@@ -18,7 +18,8 @@
 #
 # Environment: LAB_OUT (lab-results, or lab-results/quick), BUILD (build), LAB_NAME
 # (utgt-lab, utgt-lab-quick), SCALE_RATE (200mbit), SCALE_DELAY (0), TUNE_RATE (1gbit),
-# TUNE_DELAY (1ms), RUNTIME/RAMP (seconds per point).
+# TUNE_DELAY (1ms), RUNTIME/RAMP (per run), REPEATS (runs per point; the report shows the
+# median run and the spread).
 set -uo pipefail
 
 MODE=full
@@ -33,6 +34,7 @@ if [ $MODE = quick ]; then
 	LAB_NAME=${LAB_NAME:-utgt-lab-quick}
 	RUNTIME=${RUNTIME:-3}
 	RAMP=${RAMP:-1}
+	REPEATS=${REPEATS:-1}
 	PATH_COUNTS="1 2"
 	WORKLOADS="seqread"
 	POLICIES="rr1"
@@ -43,15 +45,18 @@ if [ $MODE = quick ]; then
 else
 	LAB_OUT=${LAB_OUT:-lab-results}
 	LAB_NAME=${LAB_NAME:-utgt-lab}
-	RUNTIME=${RUNTIME:-6}
-	RAMP=${RAMP:-1}
+	# three short runs per point, the report takes the median: a neighbour's compile that
+	# stalls one run for a second then moves one of three samples instead of the point
+	RUNTIME=${RUNTIME:-2}
+	RAMP=${RAMP:-500ms}
+	REPEATS=${REPEATS:-3}
 	PATH_COUNTS="1 2 4"
 	WORKLOADS="seqread seqwrite randread randwrite"
 	POLICIES="rr1 rr1000 ql"
 	FO_RUNTIME=30 FO_DOWN_AT=10 FO_DOWN_FOR=5
 	TUNE_SETTINGS="untuned nagle-off mrdsl-64k mrdsl-1m initialr2t-no immediatedata-no seed-tuned all-tuned"
 	TUNE_WORKLOADS="w64k-qd1 w1m-qd1 w64k-qd8"
-	TUNE_RUNTIME=${TUNE_RUNTIME:-5}
+	TUNE_RUNTIME=${TUNE_RUNTIME:-2}
 fi
 SCALE_RATE=${SCALE_RATE:-200mbit}
 SCALE_DELAY=${SCALE_DELAY:-0}
@@ -77,6 +82,7 @@ meta commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 meta dirty "$(git status --porcelain -- scsi target transports initiator 2>/dev/null | wc -l)"
 meta runtime "$RUNTIME"
 meta ramp "$RAMP"
+meta repeats "$REPEATS"
 meta scale_rate "$SCALE_RATE"
 meta scale_delay "$SCALE_DELAY"
 meta tune_rate "$TUNE_RATE"
@@ -134,6 +140,13 @@ print("%.3f %.3f" % (s[0], s[len(s) // 2]))' "10.77.$i.2" >"$LAB_OUT/raw/rtt-$ta
 	fi
 }
 
+# bench_rep NAME ARGS...: REPEATS runs of one point, raw/NAME.rK.json
+bench_rep() {
+	local name=$1 k
+	shift
+	for k in $(seq 1 "$REPEATS"); do bench "$name.r$k" "$@"; done
+}
+
 # ------------------------------------------------------------------ 1 and 4: scaling
 wl_args() { # WORKLOAD NPATHS
 	case "$1" in
@@ -159,7 +172,7 @@ scaling() { # TARGET
 				# one path has no policy to speak of: measured once
 				[ "$n" -eq 1 ] && [ "$pol" != "${POLICIES%% *}" ] && continue
 				# shellcheck disable=SC2046
-				bench "s-$tgt-$wl-p$n-$pol" --name="$wl" $(wl_args "$wl" "$n") $(pol_args "$pol") \
+				bench_rep "s-$tgt-$wl-p$n-$pol" --name="$wl" $(wl_args "$wl" "$n") $(pol_args "$pol") \
 					--runtime="$RUNTIME" --ramp_time="$RAMP" --time_based --paths="$(lab_urls "$tgt" "$n")"
 			done
 		done
@@ -213,7 +226,7 @@ tune_wl() {
 }
 
 tunables() {
-	local s wl nd mrdsl ir2t imm dpio conf keys
+	local s wl nd mrdsl ir2t imm dpio conf keys spid
 	for s in $TUNE_SETTINGS; do
 		read -r nd mrdsl ir2t imm dpio <<<"$(tune_setting "$s")"
 		keys=(nodelay "$nd" MaxRecvDataSegmentLength "$mrdsl" InitialR2T "$ir2t" ImmediateData "$imm")
@@ -224,10 +237,24 @@ tunables() {
 		echo "$s $nd $mrdsl $ir2t $imm ${dpio:-Yes}" >>"$LAB_OUT/raw/tune-settings.txt"
 		for wl in $TUNE_WORKLOADS; do
 			# shellcheck disable=SC2046
-			bench "t-$s-$wl" --name="$wl" $(tune_wl "$wl") --runtime="$TUNE_RUNTIME" --ramp_time=1 \
+			bench_rep "t-$s-$wl" --name="$wl" $(tune_wl "$wl") --runtime="$TUNE_RUNTIME" --ramp_time="$RAMP" \
 				--time_based --nodelay="$nd" --initial-r2t="${ir2t,,}" --immediate-data="${imm,,}" \
 				--paths="$(lab_url utgtd 1)"
 		done
+		if [ $MODE = full ]; then
+			# one 64 KiB write's segments, for the report's "why" (scripts/lab/sniff.py)
+			ip netns exec "$LAB_INI" python3 "$LAB_ROOT/scripts/lab/sniff.py" lab1 2 \
+				>"$LAB_OUT/raw/tune-$s.trace" 2>"$LAB_OUT/raw/tune-$s.trace.err" &
+			spid=$!
+			for _ in $(seq 50); do
+				grep -q listening "$LAB_OUT/raw/tune-$s.trace.err" && break
+				sleep 0.1
+			done
+			bench "t-$s-trace" --name=trace --rw=write --bs=64k --iodepth=1 --size=640k \
+				--nodelay="$nd" --initial-r2t="${ir2t,,}" --immediate-data="${imm,,}" \
+				--paths="$(lab_url utgtd 1)"
+			wait $spid
+		fi
 		utgtd_stop
 		# the negotiated values, as utgtd logged them at each login
 		grep 'normal session' "$UTGTD_LOG" >"$LAB_OUT/raw/tune-$s.negotiated" || true

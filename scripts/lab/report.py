@@ -28,25 +28,32 @@ TUNE_WL = {
     "w64k-qd8": "64 KiB seq. write QD 8",
 }
 TUNE_TEXT = {
-    "untuned": "The seed's starting point (Solaris defaults): Nagle on at both ends, the target "
-    "takes at most 8 KiB per PDU, and everything beyond the 8 KiB of immediate data waits "
-    "for an R2T.",
-    "nagle-off": "TCP_NODELAY at both ends: the short tail segment of every PDU leaves at once "
-    "instead of waiting for the ACK of the previous small segment (Linux's Minshall-Nagle), "
-    "which with 8 KiB PDUs is one wait per PDU.",
-    "mrdsl-64k": "Larger Data-Out PDUs mean 8x fewer PDUs and fewer sub-MSS tails for Nagle "
-    "to hold; immediate data also grows from 8 to 64 KiB (up to FirstBurstLength), so a "
-    "64 KiB write needs no R2T.",
-    "mrdsl-1m": "As 64 KiB: beyond FirstBurstLength (64 KiB) every byte still waits for an "
-    "R2T of at most MaxBurstLength (256 KiB), so the gain over 64 KiB is small.",
-    "initialr2t-no": "The initiator may send unsolicited Data-Out up to FirstBurstLength "
-    "(64 KiB) right behind the command, saving one round trip per write of up to 64 KiB.",
-    "immediatedata-no": "No data may ride in the command PDU, so with InitialR2T=Yes every "
-    "write waits a full round trip for its first R2T: the worst case.",
-    "seed-tuned": "Seed 004's tuning together (Nagle off, 64 KiB segments, InitialR2T=No; "
-    "DataPDUInOrder=No was asked for but stays Yes, see below).",
+    "untuned": "The seed's starting point (Solaris defaults): libiscsi sends each PDU's 48-byte "
+    "header as its own segment, and with Nagle on the data's short last segment then waits for "
+    "that header's ACK (Linux holds a short segment while an earlier short one is unacknowledged) "
+    "- once for the 8 KiB of immediate data and once for the Data-Out burst - on top of the R2T "
+    "round trip: about four round trips per 64 KiB write (see its trace).",
+    "nagle-off": "TCP_NODELAY at both ends sends those short tails at once: the two Nagle waits "
+    "go, the R2T round trip stays (two round trips per write).",
+    "mrdsl-64k": "With 64 KiB allowed per PDU a 64 KiB write rides whole in the command as "
+    "immediate data (FirstBurstLength is 64 KiB), so the R2T and the Data-Out burst's Nagle wait "
+    "go; the immediate data's own Nagle wait stays.",
+    "mrdsl-1m": "Same as 64 KiB for these writes: beyond FirstBurstLength (64 KiB) every byte "
+    "still waits for an R2T of at most MaxBurstLength (256 KiB), so 1 MiB writes gain nothing "
+    "while Nagle is on.",
+    "initialr2t-no": "The first 64 KiB (FirstBurstLength) may follow the command unsolicited, so "
+    "a 64 KiB write needs no R2T: the R2T round trip and the Nagle wait that came with its "
+    "Data-Out burst go.",
+    "immediatedata-no": "Faster than untuned, not slower: with InitialR2T=Yes a 64 KiB write "
+    "needs an R2T anyway, and without immediate data the command is a lone 48-byte segment, so "
+    "the Nagle wait on the immediate data's tail disappears (for a write small enough to fit in "
+    "immediate data it would instead cost the round trip of an R2T).",
+    "seed-tuned": "Seed 004's tuning together (Nagle off, 64 KiB PDUs, InitialR2T=No; "
+    "DataPDUInOrder=No was asked for but stays Yes, see below): one round trip per 64 KiB "
+    "write, the minimum, and the link is the limit at QD 8.",
     "all-tuned": "Everything favourable, which is also utgtd's (SCST's) and libiscsi's default: "
-    "Nagle off, 1 MiB segments, InitialR2T=No, ImmediateData=Yes.",
+    "the same as the seed's tuning for 64 KiB writes; 1 MiB writes still take an R2T per "
+    "256 KiB (MaxBurstLength).",
 }
 
 
@@ -74,6 +81,14 @@ def job(d):
     return d["jobs"][0]
 
 
+def median_job(jobs, key):
+    """The run whose key is the median (the lower middle for an even count), and every key."""
+    ok = sorted((key(j), i) for i, j in enumerate(jobs) if j)
+    if not ok:
+        return None, []
+    return jobs[ok[(len(ok) - 1) // 2][1]], [v for v, _ in ok]
+
+
 def mbs(j, d):
     return j[d]["bw_bytes"] / 1e6 if j else float("nan")
 
@@ -96,8 +111,13 @@ class Report:
     def w(self, s=""):
         self.lines.append(s)
 
-    def point(self, name):
-        return job(load(os.path.join(self.raw, name + ".json")))
+    def runs(self, name):
+        paths = sorted(glob.glob(os.path.join(self.raw, glob.escape(name) + ".r*.json")))
+        return [job(load(p)) for p in paths]
+
+    def point(self, name, d="write"):
+        """The median run of a repeated point (by MB/s in direction d)."""
+        return median_job(self.runs(name), lambda j: j[d]["bw_bytes"])[0]
 
     def check(self, ok, text):
         self.checks.append((bool(ok), text))
@@ -116,9 +136,10 @@ class Report:
         self.w()
         self.w(
             "Throughput is in MB/s (10^6 bytes/s), as the seeds' tools print it; IOPS in "
-            "thousands (k). Each point is one run of "
-            f"{m.get('runtime', '?')} s after {m.get('ramp', '?')} s of ramp, on a shared "
-            "2-core machine: differences under ~10% between single points are noise."
+            "thousands (k). Each point is the median of "
+            f"{m.get('repeats', '1')} run(s) of {m.get('runtime', '?')} s (after a ramp of "
+            f"{m.get('ramp', '?')}; a run's own per-second mean) on a shared 2-core machine; "
+            "the tables show the median run, the detail table every run."
         )
         self.w()
 
@@ -240,13 +261,18 @@ class Report:
 
     # ------------------------------------------------------------------ 1 and 4
     def scaling_points(self):
-        pts = {}
-        for p in glob.glob(os.path.join(self.raw, "s-*.json")):
-            name = os.path.basename(p)[:-5]
-            mt = re.match(r"s-(\w+)-(\w+)-p(\d+)-(\w+)$", name)
-            if not mt:
-                continue
-            pts[(mt.group(1), mt.group(2), int(mt.group(3)), mt.group(4))] = job(load(p))
+        """(target, workload, paths, policy) -> the median run; self.spread -> every run's MB/s."""
+        names = set()
+        for p in glob.glob(os.path.join(self.raw, "s-*.r*.json")):
+            mt = re.match(r"(s-(\w+)-(\w+)-p(\d+)-(\w+))\.r\d+\.json$", os.path.basename(p))
+            if mt:
+                names.add((mt.group(1), mt.group(2), mt.group(3), int(mt.group(4)), mt.group(5)))
+        pts, self.spread = {}, {}
+        for name, t, wl, n, pol in names:
+            d = WORKLOADS[wl][1]
+            rep, vals = median_job(self.runs(name), lambda j: j[d]["bw_bytes"])
+            pts[(t, wl, n, pol)] = rep
+            self.spread[(t, wl, n, pol)] = [v / 1e6 for v in vals]
         return pts
 
     def scaling(self):
@@ -314,8 +340,8 @@ class Report:
     def all_points_table(self, pts):
         self.w("<details><summary>Every scaling point (latency, errors, per-path shares)</summary>")
         self.w()
-        self.w("| target | workload | paths | policy | MB/s | k IOPS | mean lat ms | p99 clat ms | shares % | errors |")
-        self.w("|---|---|---:|---|---:|---:|---:|---:|---|---|")
+        self.w("| target | workload | paths | policy | MB/s (median run) | every run's MB/s | k IOPS | mean lat ms | p99 clat ms | shares % | errors |")
+        self.w("|---|---|---:|---|---:|---|---:|---:|---:|---|---|")
         for k in sorted(pts, key=lambda k: (k[0], list(WORKLOADS).index(k[1]), k[2], k[3])):
             j = pts[k]
             d = WORKLOADS[k[1]][1]
@@ -328,6 +354,7 @@ class Report:
             err = j.get("error", 0)
             self.w(
                 f"| {k[0]} | {k[1]} | {k[2]} | {POLICY_NAMES[k[3]]} | {mbs(j, d):.1f} | "
+                f"{' / '.join(f'{v:.1f}' for v in self.spread.get(k, []))} | "
                 f"{j[d]['iops'] / 1e3:.2f} | {lat:.2f} | {p99:.2f} | {shares} | "
                 f"{err}{' ' + j.get('error_message', '') if err else ''} |"
             )
@@ -355,6 +382,8 @@ class Report:
                         for pol in pols:
                             j = pts.get((t, wl, n, pols[0] if n == 1 else pol))
                             vals.append(mbs(j, d) if j else float("nan"))
+                    ceil = n * self.iperf("scale") / 8 if self.iperf("scale") else float("nan")
+                    vals.append(ceil)
                     f.write(f"{n} " + " ".join(f"{v:.3f}" for v in vals) + "\n")
                 f.write("\n\n")
         style = {"utgtd": "lw 2", "tgtd": "lw 2 dt 2"}
@@ -386,6 +415,9 @@ class Report:
                 continue
             script.append(f"set title '{title}'")
             base = [p.replace("IDX", str(i)) for p in plots]
+            if self.iperf("scale"):
+                base.append(f"'scaling.dat' index {i} using 1:{col} with lines lw 1 dt 3 "
+                            "lc rgb '#777777' title 'N x one path with iperf3 (TCP ceiling)'")
             # ideal: the best one-path value times the number of paths
             script.append("plot " + ", ".join(base))
         script.append("unset multiplot")
@@ -533,7 +565,7 @@ plot 'failover.csv' using ($1-0.5):4 with histeps lw 2 lc rgb '#1f77b4' title 'u
             return
         m = self.meta
         settings = [l.split() for l in open(sp) if l.strip()]
-        wls = [w for w in TUNE_WL if glob.glob(os.path.join(self.raw, f"t-*-{w}.json"))]
+        wls = [w for w in TUNE_WL if glob.glob(os.path.join(self.raw, f"t-*-{w}.r*.json"))]
         self.w("## Experiment 3: iSCSI tunables on one path shaped like seed 004's link")
         self.w()
         self.w(
@@ -574,22 +606,44 @@ plot 'failover.csv' using ($1-0.5):4 with histeps lw 2 lc rgb '#1f77b4' title 'u
                    f"{'' if ok else ' (MISMATCH)'} | {negs[1]} | {negs[2]} |")
             ratio = ""
             for i, w_ in enumerate(wls):
-                j = self.point(f"t-{name}-{w_}")
+                j, vals = median_job(self.runs(f"t-{name}-{w_}"), lambda j: j["write"]["bw_bytes"])
                 v = mbs(j, "write") if j else float("nan")
                 lat = j["write"]["lat_ns"]["mean"] / 1e6 if j else float("nan")
                 if name == "untuned":
                     base[w_] = v
-                row += f" {fmt(v)} | {fmt(lat, 2)} |"
+                rng = f" ({vals[0] / 1e6:.1f}-{vals[-1] / 1e6:.1f})" if len(vals) > 1 else ""
+                row += f" {fmt(v)}{rng} | {fmt(lat, 2)} |"
                 if i == 0 and base.get(w_):
                     ratio = f"x{v / base[w_]:.2f}"
             self.w(row + f" {ratio} |")
             expl.append(f"- **{name}**: {TUNE_TEXT.get(name, '')}")
         self.w()
-        self.w("`x untuned` compares the first workload column. What each row does:")
+        self.w("MB/s of the median run, (lowest-highest) of all runs; latency of the median run; "
+               "`x untuned` compares the first workload column. What each row does:")
         self.w()
         for e in expl:
             self.w(e)
         self.w()
+        traces = [(s_[0], os.path.join(self.raw, f"tune-{s_[0]}.trace")) for s_ in settings]
+        traces = [(n, p) for n, p in traces if os.path.exists(p) and os.path.getsize(p)]
+        if traces:
+            self.w("<details><summary>One 64 KiB write at QD 1 on the wire, per setting "
+                   "(scripts/lab/sniff.py on the initiator's side of the link)</summary>")
+            self.w()
+            self.w("Outgoing (->) segments are stamped as they leave the device, after the lab's "
+                   "delay, incoming (<-) ones on arrival, so each exchange shows one added delay, "
+                   "not the full round trip; a 48-byte segment is a lone iSCSI PDU header.")
+            self.w()
+            for n, p in traces:
+                self.w(f"**{n}**")
+                self.w()
+                self.w("```")
+                for line in open(p):
+                    self.w(line.rstrip())
+                self.w("```")
+                self.w()
+            self.w("</details>")
+            self.w()
         self.w(
             "DataPDUInOrder is not negotiable here: it is an OR of both offers and libiscsi 1.19 "
             "always offers `DataPDUInOrder=Yes` (and sends its Data-Out in order), so the "
@@ -760,9 +814,12 @@ plot {cols}
         self.w("## What is fragile")
         self.w()
         self.w(
-            "- One run per point on 2 cores shared with other engineers' builds, tests and VMs "
-            "(load averages above): single points move by ~10%, more when a neighbour starts a "
-            "compile; the failover table's CPU column shows how busy the machine was each second."
+            "- The machine: 2 cores shared with other engineers' builds, tests and VMs (load "
+            "averages above; the failover table's CPU column shows how busy it was each second). "
+            "A neighbour's compile can stall a run for a second; taking the median of short "
+            "repeated runs keeps one such run from moving a point, but two disturbed runs out "
+            "of three still would (every run's value is in the detail table). Points with "
+            "4 KiB commands at 4 paths are the most sensitive: they need the most CPU."
         )
         self.w(
             "- The delay is a userspace NFQUEUE helper (no netem in this kernel): when the "

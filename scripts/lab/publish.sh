@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Copy a finished campaign's report into docs/: lab-results/report.md -> docs/lab-report.md
+# (image links pointing at docs/lab/), its PNGs and the failover CSV -> docs/lab/.
+#   scripts/lab/publish.sh [RESULTS_DIR]     (lab-results)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=${1:-lab-results}
+[ -f "$src/report.md" ] || { echo "publish.sh: $src/report.md not found (make lab first)" >&2; exit 1; }
+grep -q '^# utgt multipath lab: ' "$src/report.md" ||
+	{ echo "publish.sh: $src/report.md is not a full campaign's report" >&2; exit 1; }
+mkdir -p docs/lab
+cp "$src"/*.png docs/lab/
+cp "$src/failover.csv" docs/lab/
+sed -e 's#](\([a-z_]*\.png\))#](lab/\1)#g' \
+	-e 's#`failover.csv`#`failover.csv` (docs/lab/failover.csv)#' \
+	"$src/report.md" >docs/lab-report.md
+echo "publish.sh: docs/lab-report.md, docs/lab/{$(cd docs/lab && ls | paste -sd, -)}"
