@@ -83,6 +83,8 @@ enum scsi_sr scsi_alua_check(struct scsi_task *t);
 /* The device-specific parameter WP bit and the D_SENSE used for sense data. */
 bool scsi_dev_write_protected(const struct scsi_dev *dev, const struct scsi_lun_entry *ent);
 bool scsi_dev_d_sense(struct scsi_dev *dev);
+/* The medium's state as a sense reason, SR_OK when ready: removed, stopped or sanitizing. */
+enum scsi_sr scsi_dev_readiness(struct scsi_dev *dev);
 
 /* ---- INQUIRY (spc_inquiry.c, spc_vpd.c) ---- */
 void scsi_put_ascii(uint8_t *dst, size_t width, const char *s);

@@ -170,6 +170,21 @@ bool scsi_dev_write_protected(const struct scsi_dev *dev, const struct scsi_lun_
 	return swp || (ent && ent->read_only) || (dev->bs && dev->bs->read_only);
 }
 
+enum scsi_sr scsi_dev_readiness(struct scsi_dev *dev)
+{
+	enum scsi_sr sr = SR_OK;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->medium_removed)
+		sr = SR_MEDIUM_NOT_PRESENT;
+	else if (dev->stopped)
+		sr = SR_NOT_READY_STOPPED;
+	else if (dev->sanitizing)
+		sr = SR_SANITIZE_IN_PROGRESS;
+	pthread_mutex_unlock(&dev->lock);
+	return sr;
+}
+
 bool scsi_dev_d_sense(struct scsi_dev *dev)
 {
 	bool d;

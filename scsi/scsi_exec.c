@@ -120,21 +120,6 @@ static void complete_early(struct scsi_task *t, enum scsi_sr sr)
 
 /* ---- admission checks when the task is enabled ---- */
 
-static enum scsi_sr media_check(struct scsi_dev *dev)
-{
-	enum scsi_sr sr = SR_OK;
-
-	pthread_mutex_lock(&dev->lock);
-	if (dev->medium_removed)
-		sr = SR_MEDIUM_NOT_PRESENT;
-	else if (dev->stopped)
-		sr = SR_NOT_READY_STOPPED;
-	else if (dev->sanitizing)
-		sr = SR_SANITIZE_IN_PROGRESS;
-	pthread_mutex_unlock(&dev->lock);
-	return sr;
-}
-
 static bool sanitizing(struct scsi_dev *dev)
 {
 	bool s;
@@ -166,7 +151,7 @@ static enum scsi_sr admit(struct scsi_task *t)
 	    scsi_dev_write_protected(dev, t->core.lun_ent))
 		return SR_WRITE_PROTECTED;
 	if (d->flags & SCSI_CF_MEDIA)
-		return media_check(dev);
+		return scsi_dev_readiness(dev);
 	/* SBC-4: while a sanitize operation runs only INQUIRY, REPORT LUNS and REQUEST SENSE
 	 * are served */
 	if (!(d->flags & SCSI_CF_SANITIZE_OK) && sanitizing(dev))

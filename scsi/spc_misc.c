@@ -3,25 +3,9 @@
 
 #include "scsi/scsi_core.h"
 
-/* What the medium looks like now, as a sense reason (SR_OK when ready). */
-static enum scsi_sr readiness(struct scsi_dev *dev)
-{
-	enum scsi_sr sr = SR_OK;
-
-	pthread_mutex_lock(&dev->lock);
-	if (dev->medium_removed)
-		sr = SR_MEDIUM_NOT_PRESENT;
-	else if (dev->stopped)
-		sr = SR_NOT_READY_STOPPED;
-	else if (dev->sanitizing)
-		sr = SR_SANITIZE_IN_PROGRESS;
-	pthread_mutex_unlock(&dev->lock);
-	return sr;
-}
-
 enum scsi_sr spc_test_unit_ready(struct scsi_task *t)
 {
-	return readiness(t->core.dev);
+	return scsi_dev_readiness(t->core.dev);
 }
 
 /* REQUEST SENSE returns, as data with GOOD status, what a command would have been told:
@@ -45,7 +29,7 @@ enum scsi_sr spc_request_sense(struct scsi_task *t)
 	} else if (scsi_ua_pop(dev, t->nexus, &asc, &ascq)) {
 		key = SK_UNIT_ATTENTION;
 	} else {
-		enum scsi_sr sr = readiness(dev);
+		enum scsi_sr sr = scsi_dev_readiness(dev);
 		if (sr != SR_OK) {
 			const struct scsi_sr_info *i = scsi_sr_info(sr);
 			key = i->key;

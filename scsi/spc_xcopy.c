@@ -124,7 +124,6 @@ static enum scsi_sr access_check(struct scsi_task *t, const struct xc_target *tg
 {
 	struct scsi_dev *dev = tg->dev;
 	const struct scsi_tpg *tpg = scsi_dev_tpg(dev, t->nexus->rel_tgt_id);
-	enum scsi_sr sr = SR_OK;
 
 	if (tpg) {
 		switch (tpg->state) {
@@ -143,15 +142,7 @@ static enum scsi_sr access_check(struct scsi_task *t, const struct xc_target *tg
 		return SR_RESERVATION_CONFLICT;
 	if (write && scsi_dev_write_protected(dev, tg->ent))
 		return SR_WRITE_PROTECTED;
-	pthread_mutex_lock(&dev->lock);
-	if (dev->medium_removed)
-		sr = SR_MEDIUM_NOT_PRESENT;
-	else if (dev->stopped)
-		sr = SR_NOT_READY_STOPPED;
-	else if (dev->sanitizing)
-		sr = SR_SANITIZE_IN_PROGRESS;
-	pthread_mutex_unlock(&dev->lock);
-	return sr;
+	return scsi_dev_readiness(dev);
 }
 
 /* Bytes a segment moves; 0 with *sr set when the block sizes do not divide it. */
