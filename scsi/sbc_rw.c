@@ -113,7 +113,7 @@ enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool w
 	return SR_ASYNC;
 }
 
-enum scsi_sr sbc_read(struct scsi_task *t)
+static enum scsi_sr rw_cmd(struct scsi_task *t, bool write)
 {
 	struct sbc_cdb c;
 	enum scsi_sr sr;
@@ -122,17 +122,15 @@ enum scsi_sr sbc_read(struct scsi_task *t)
 	sr = sbc_check_xfer(t, &c);
 	if (sr != SR_OK)
 		return sr;
-	return sbc_rw_start(t, &c, false, false);
+	return sbc_rw_start(t, &c, write, false);
+}
+
+enum scsi_sr sbc_read(struct scsi_task *t)
+{
+	return rw_cmd(t, false);
 }
 
 enum scsi_sr sbc_write(struct scsi_task *t)
 {
-	struct sbc_cdb c;
-	enum scsi_sr sr;
-
-	sbc_decode(t, &c);
-	sr = sbc_check_xfer(t, &c);
-	if (sr != SR_OK)
-		return sr;
-	return sbc_rw_start(t, &c, true, false);
+	return rw_cmd(t, true);
 }
