@@ -100,14 +100,13 @@ enum scsi_sr sbc_check_len(struct scsi_task *t, const struct sbc_cdb *c, uint64_
 
 enum scsi_sr sbc_check_xfer(struct scsi_task *t, const struct sbc_cdb *c)
 {
-	struct sbc_limits lim;
 	enum scsi_sr sr;
 
 	sr = sbc_check_protect(t, c);
 	if (sr != SR_OK)
 		return sr;
-	sbc_get_limits(t->core.dev, &lim);
-	sr = sbc_check_len(t, c, lim.max_xfer_blocks);
+	/* every READ and WRITE comes here: the one limit, not the whole Block Limits page */
+	sr = sbc_check_len(t, c, sbc_max_xfer_blocks(t->core.dev));
 	if (sr != SR_OK)
 		return sr;
 	sr = sbc_check_range(t, c->lba, c->nblocks);

@@ -36,14 +36,21 @@ static uint32_t blocks(uint64_t bytes, uint32_t bsz)
 	return n ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : 1;
 }
 
+uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev)
+{
+	uint32_t max_xfer = blocks(MAX_XFER_BYTES, dev->block_size ? dev->block_size : 512);
+
+	if (dev->p.max_xfer_blocks && dev->p.max_xfer_blocks < max_xfer)
+		max_xfer = dev->p.max_xfer_blocks;
+	return max_xfer;
+}
+
 void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out)
 {
 	uint32_t bsz = dev->block_size ? dev->block_size : 512;
-	uint32_t max_xfer = blocks(MAX_XFER_BYTES, bsz);
+	uint32_t max_xfer = sbc_max_xfer_blocks(dev);
 
 	memset(out, 0, sizeof(*out));
-	if (dev->p.max_xfer_blocks && dev->p.max_xfer_blocks < max_xfer)
-		max_xfer = dev->p.max_xfer_blocks;
 	out->max_xfer_blocks = max_xfer;
 	out->opt_xfer_blocks = blocks(OPT_XFER_BYTES, bsz);
 	if (out->opt_xfer_blocks > max_xfer)

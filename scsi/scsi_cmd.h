@@ -208,6 +208,8 @@ struct sbc_limits {
 	bool wsnz;                  /* WRITE SAME NUMBER OF LOGICAL BLOCKS 0 is refused */
 };
 void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out);
+/* Its max_xfer_blocks alone, for the READ/WRITE path that needs nothing else. */
+uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev);
 /* Logical block provisioning management in effect (LBPME): the LU is thin_provisioned and its
  * store can deallocate.  READ CAPACITY(16), VPD B2 (LBPU, LBPWS, LBPWS10), UNMAP and WRITE
  * SAME's UNMAP bit all follow this one answer (scsi/sbc_limits.c). */
