@@ -7,6 +7,7 @@
  * the expected length, reading the last, partial block's remainder into a scratch tail. */
 #include <stdlib.h>
 
+#include "scsi/backstore/bs_util.h"
 #include "scsi/sbc.h"
 
 static void rw_done(struct bs_io *io, enum bs_status st)
@@ -24,15 +25,6 @@ static void rw_submit(struct sbc_cmd *c)
 	c->dev->bs->ops->submit(c->dev->bs, &c->io);
 }
 
-static size_t task_iov_total(const struct scsi_task *t)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < t->iovcnt; i++)
-		n += t->iov[i].iov_len;
-	return n;
-}
-
 /* Point c->io at the first `bytes` of the task's buffer, followed by `extra` scratch bytes. */
 static enum scsi_sr build_iov(struct sbc_cmd *c, size_t bytes, size_t extra)
 {
@@ -40,7 +32,7 @@ static enum scsi_sr build_iov(struct sbc_cmd *c, size_t bytes, size_t extra)
 	int need = 0, n;
 	size_t left = bytes;
 
-	if (!extra && task_iov_total(t) == bytes) {
+	if (!extra && bs_iov_total(t->iov, t->iovcnt) == bytes) {
 		c->io.iov = t->iov;
 		c->io.iovcnt = t->iovcnt;
 		return SR_OK;

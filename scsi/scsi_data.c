@@ -14,39 +14,8 @@
  *   wanted > exp: OVERFLOW, resid = wanted - exp;   wanted < exp: UNDERFLOW, resid = exp - wanted.
  * A command that fails (any status other than GOOD / CONDITION MET) moved nothing the
  * initiator may use: data_len = 0 and, when exp > 0, UNDERFLOW by exp. */
-#include <string.h>
-
+#include "scsi/backstore/bs_util.h"
 #include "scsi/scsi_core.h"
-
-static uint32_t iov_copy_to(const struct scsi_task *t, const void *buf, uint32_t len)
-{
-	const uint8_t *p = buf;
-	uint32_t done = 0;
-
-	for (int i = 0; i < t->iovcnt && done < len; i++) {
-		uint32_t n = (uint32_t)t->iov[i].iov_len;
-		if (n > len - done)
-			n = len - done;
-		memcpy(t->iov[i].iov_base, p + done, n);
-		done += n;
-	}
-	return done;
-}
-
-static uint32_t iov_copy_from(const struct scsi_task *t, void *buf, uint32_t len)
-{
-	uint8_t *p = buf;
-	uint32_t done = 0;
-
-	for (int i = 0; i < t->iovcnt && done < len; i++) {
-		uint32_t n = (uint32_t)t->iov[i].iov_len;
-		if (n > len - done)
-			n = len - done;
-		memcpy(p + done, t->iov[i].iov_base, n);
-		done += n;
-	}
-	return done;
-}
 
 void scsi_xfer_wanted(struct scsi_task *t, uint64_t bytes)
 {
@@ -67,7 +36,7 @@ void scsi_data_in(struct scsi_task *t, const void *buf, uint32_t len)
 	scsi_xfer_wanted(t, len);
 	if (t->dir != SCSI_DIR_READ)
 		n = 0;
-	t->data_len = iov_copy_to(t, buf, n);
+	t->data_len = (uint32_t)bs_buf_to_iov(t->iov, t->iovcnt, 0, buf, n);
 }
 
 uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len)
@@ -78,7 +47,7 @@ uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len)
 		scsi_xfer_wanted(t, len);
 	if (t->dir != SCSI_DIR_WRITE)
 		return 0;
-	n = iov_copy_from(t, buf, n);
+	n = (uint32_t)bs_iov_to_buf(buf, t->iov, t->iovcnt, 0, n);
 	if (n > t->data_len)
 		t->data_len = n;
 	return n;

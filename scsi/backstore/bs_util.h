@@ -1,4 +1,5 @@
-/* Helpers shared by the backstore implementations (not part of the backstore contract). */
+/* Helpers shared by the backstore implementations (not part of the backstore contract); the
+ * iovec walkers also serve the SCSI core (scsi_data.c, sbc_rw.c). */
 #ifndef UTGT_BS_UTIL_H
 #define UTGT_BS_UTIL_H
 
