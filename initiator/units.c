@@ -1,5 +1,6 @@
 /* fio-compatible parsing and printing of sizes, times and rates. */
 #include "initiator/units.h"
+#include "scsi/attr.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,19 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
+/* The same strict integer as the target's configuration: decimal, 0x hex or 0 octal, no sign,
+ * no blanks, no suffix. */
 bool ub_parse_uint(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
+	return parse_u64(s, out);
 }
 
 /* Split "123suffix" into a number and a suffix; the number may be hex (0x...). */

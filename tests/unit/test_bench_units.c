@@ -39,6 +39,24 @@ Test(bench_units, bad_sizes_rejected)
 	cr_assert_not(ub_parse_size(NULL, &v));
 }
 
+/* Plain counts (iodepth, numjobs, ...) read as the target's configuration reads integers. */
+Test(bench_units, plain_integers)
+{
+	static const char *const bad[] = {
+	    "", "-1", "+1", " 1", "1 ", "1k", "x", "0x", "18446744073709551616"};
+	uint64_t v;
+
+	cr_assert(ub_parse_uint("32", &v));
+	cr_assert_eq(v, 32);
+	cr_assert(ub_parse_uint("0x20", &v));
+	cr_assert_eq(v, 32);
+	cr_assert(ub_parse_uint("18446744073709551615", &v));
+	cr_assert_eq(v, UINT64_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_not(ub_parse_uint(bad[i], &v), "'%s' accepted", bad[i]);
+	cr_assert_not(ub_parse_uint(NULL, &v));
+}
+
 Test(bench_units, times)
 {
 	uint64_t ns;
