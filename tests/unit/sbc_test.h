@@ -417,8 +417,6 @@ static inline struct th_result fx_exec_iov(struct sbc_fx *fx, const uint8_t *cdb
 					   uint32_t exp)
 {
 	struct scsi_task *t = calloc(1, sizeof(*t));
-	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-	struct th_result r;
 
 	memcpy(t->cdb, cdb, 16);
 	t->cdb_len = (uint8_t)cdb_len_of(cdb[0]);
@@ -427,22 +425,7 @@ static inline struct th_result fx_exec_iov(struct sbc_fx *fx, const uint8_t *cdb
 	t->exp_xfer_len = exp;
 	t->iov = iov;
 	t->iovcnt = iovcnt;
-	t->done = th_done_cb;
-	t->priv = &w;
-	scsi_task_execute(t);
-	pthread_mutex_lock(&w.mu);
-	while (!w.done)
-		pthread_cond_wait(&w.cv, &w.mu);
-	pthread_mutex_unlock(&w.mu);
-	r.status = t->status;
-	memcpy(r.sense, t->sense, sizeof(r.sense));
-	r.sense_len = t->sense_len;
-	r.data_len = t->data_len;
-	r.resid_kind = t->resid_kind;
-	r.resid = t->resid;
-	r.aborted = t->aborted;
-	free(t);
-	return r;
+	return th_run(t);
 }
 
 /* ---- a command on its own thread, for tests that need several in flight ---- */

@@ -98,27 +98,13 @@ static inline void th_nexus_init(struct th_nexus *n, const char *initiator, uint
 	scsi_nexus_register(&n->nx);
 }
 
-/* Run one CDB on `lun`.  `buf` is the data-out (dir WRITE) or receives data-in (dir READ);
- * `len` is the expected transfer length the "transport" announces. */
-static inline struct th_result th_exec_attr(struct th_nexus *n, uint64_t lun, const uint8_t *cdb,
-					    unsigned cdb_len, enum scsi_data_dir dir, void *buf,
-					    uint32_t len, enum scsi_task_attr attr, uint64_t tag)
+/* Execute t (calloc'ed, CDB, nexus and buffers filled in), wait for its completion, return
+ * what the transport would send and free t. */
+static inline struct th_result th_run(struct scsi_task *t)
 {
-	struct scsi_task *t = calloc(1, sizeof(*t));
 	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-	struct iovec iov = {buf, len};
 	struct th_result r;
 
-	memcpy(t->cdb, cdb, cdb_len);
-	t->cdb_len = (uint8_t)cdb_len;
-	t->lun = lun;
-	t->nexus = &n->nx;
-	t->attr = attr;
-	t->tag = tag;
-	t->dir = dir;
-	t->exp_xfer_len = len;
-	t->iov = len ? &iov : NULL;
-	t->iovcnt = len ? 1 : 0;
 	t->done = th_done_cb;
 	t->priv = &w;
 	scsi_task_execute(t);
@@ -135,6 +121,28 @@ static inline struct th_result th_exec_attr(struct th_nexus *n, uint64_t lun, co
 	r.aborted = t->aborted;
 	free(t);
 	return r;
+}
+
+/* Run one CDB on `lun`.  `buf` is the data-out (dir WRITE) or receives data-in (dir READ);
+ * `len` is the expected transfer length the "transport" announces. */
+static inline struct th_result th_exec_attr(struct th_nexus *n, uint64_t lun, const uint8_t *cdb,
+					    unsigned cdb_len, enum scsi_data_dir dir, void *buf,
+					    uint32_t len, enum scsi_task_attr attr, uint64_t tag)
+{
+	struct scsi_task *t = calloc(1, sizeof(*t));
+	struct iovec iov = {buf, len};
+
+	memcpy(t->cdb, cdb, cdb_len);
+	t->cdb_len = (uint8_t)cdb_len;
+	t->lun = lun;
+	t->nexus = &n->nx;
+	t->attr = attr;
+	t->tag = tag;
+	t->dir = dir;
+	t->exp_xfer_len = len;
+	t->iov = len ? &iov : NULL;
+	t->iovcnt = len ? 1 : 0;
+	return th_run(t);
 }
 
 static inline struct th_result th_exec(struct th_nexus *n, uint64_t lun, const uint8_t *cdb,
