@@ -51,13 +51,8 @@ static int blockio_open(struct backstore *bs, char *err, size_t errlen)
 			 bs->name);
 		return -1;
 	}
-	if (!bs->block_size)
-		bs->block_size = 512;
-	if (!bs_valid_block_size(bs->block_size)) {
-		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
-			 bs->block_size);
+	if (!bs_open_block_size(bs, err, errlen))
 		return -1;
-	}
 	if (stat(bs->filename, &st) < 0) {
 		snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename, strerror(errno));
 		return -1;

@@ -110,13 +110,8 @@ static int fileio_open(struct backstore *bs, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: vdisk_fileio needs a filename", bs->name);
 		return -1;
 	}
-	if (!bs->block_size)
-		bs->block_size = 512;
-	if (!bs_valid_block_size(bs->block_size)) {
-		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
-			 bs->block_size);
+	if (!bs_open_block_size(bs, err, errlen))
 		return -1;
-	}
 	if (bs->write_through && !bs->nv_cache)
 		flags |= O_DSYNC;
 	o.fd = fileio_open_sized(bs, flags, err, errlen);

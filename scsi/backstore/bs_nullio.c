@@ -12,13 +12,8 @@
 
 static int null_open(struct backstore *bs, char *err, size_t errlen)
 {
-	if (!bs->block_size)
-		bs->block_size = 512;
-	if (!bs_valid_block_size(bs->block_size)) {
-		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
-			 bs->block_size);
+	if (!bs_open_block_size(bs, err, errlen))
 		return -1;
-	}
 	if (!bs->size)
 		bs->size = NULLIO_DEFAULT_SIZE;
 	bs->size -= bs->size % bs->block_size;

@@ -49,13 +49,8 @@ static int rd_open(struct backstore *bs, char *err, size_t errlen)
 {
 	struct ramdisk *rd;
 
-	if (!bs->block_size)
-		bs->block_size = 512;
-	if (!bs_valid_block_size(bs->block_size)) {
-		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
-			 bs->block_size);
+	if (!bs_open_block_size(bs, err, errlen))
 		return -1;
-	}
 	bs->size -= bs->size % bs->block_size;
 	if (!bs->size) {
 		snprintf(err, errlen, "%s: ramdisk needs a size of at least one block", bs->name);

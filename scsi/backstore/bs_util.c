@@ -1,6 +1,7 @@
 /* Helpers shared by the backstore implementations. */
 #include "scsi/backstore/bs_util.h"
 
+#include <stdio.h>
 #include <string.h>
 
 size_t bs_iov_total(const struct iovec *iov, int iovcnt)
@@ -112,4 +113,16 @@ void bs_write_same_block(const struct backstore *bs, const struct bs_io *io, voi
 		bs_iov_to_buf(buf, io->iov, io->iovcnt, 0, bs->block_size);
 	else
 		memset(buf, 0, bs->block_size);
+}
+
+bool bs_open_block_size(struct backstore *bs, char *err, size_t errlen)
+{
+	if (!bs->block_size)
+		bs->block_size = 512;
+	if (!bs_valid_block_size(bs->block_size)) {
+		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
+			 bs->block_size);
+		return false;
+	}
+	return true;
 }

@@ -31,5 +31,8 @@ void bs_write_same_block(const struct backstore *bs, const struct bs_io *io, voi
 
 /* Geometry checks every store applies at open. */
 bool bs_valid_block_size(uint32_t bsz);
+/* At open: an unset block size becomes 512; an unsupported one is refused with a message in
+ * err (false). */
+bool bs_open_block_size(struct backstore *bs, char *err, size_t errlen);
 
 #endif
