@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct iscsit_sess_params res;
 	struct iscsit_neg n;
 	struct iscsit_chap_user users[1] = {{"user", "secretsecret1"}};
-	struct iscsit_auth auth = {.in = users, .nin = 1, .out = {"tgt", "tgtsecret1234"},
-				   .has_out = true};
+	struct iscsit_auth auth = {
+	    .in = users, .nin = 1, .out = {"tgt", "tgtsecret1234"}, .has_out = true};
 	struct iscsit_chap *ch;
 	size_t off = 1;
 	unsigned stage;

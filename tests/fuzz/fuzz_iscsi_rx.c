@@ -46,7 +46,8 @@ static int on_header(void *ctx, struct iscsit_rx *rx)
 	if ((op == ISCSI_OP_SCSI_CMD || op == ISCSI_OP_DATA_OUT) && rx->dsl &&
 	    rx->dsl <= sizeof(task_buf)) {
 		/* split the placement over two iovecs like a task buffer at an offset would */
-		struct iovec v[2] = {{task_buf, rx->dsl / 2}, {task_buf + rx->dsl / 2, rx->dsl - rx->dsl / 2}};
+		struct iovec v[2] = {{task_buf, rx->dsl / 2},
+				     {task_buf + rx->dsl / 2, rx->dsl - rx->dsl / 2}};
 
 		iscsit_rx_set_dst(rx, v, 2);
 	}

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = calloc(1, edtl ? edtl : 1);
 	memcpy(t->cdb, data + 6, 16);
 	t->cdb_len = (uint8_t)(6 + (data[5] % 11)); /* 6..16 */
-	t->lun = data[0] % 3;                        /* LUN 2 does not exist */
+	t->lun = data[0] % 3;			    /* LUN 2 does not exist */
 	t->nexus = &nx;
 	t->attr = (enum scsi_task_attr)(data[1] >> 4 & 3);
 	t->tag = 1;

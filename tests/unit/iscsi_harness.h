@@ -24,7 +24,7 @@
 
 extern const struct tgt_transport iscsi_transport;
 
-#define IH_TARGET "iqn.2026-12.org.utgt:unit"
+#define IH_TARGET    "iqn.2026-12.org.utgt:unit"
 #define IH_INITIATOR "iqn.2026-12.org.utgt:unit-initiator"
 
 /* ---------------------------------------------------------------- the target */
@@ -62,7 +62,8 @@ static inline void ih_start(struct ih_target *t, const char *driver_extra, const
 	char text[8192];
 
 	snprintf(text, sizeof(text),
-		 "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 64\n }\n DEVICE rd1 {\n  size_mb 8\n }\n}\n"
+		 "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 64\n }\n DEVICE rd1 {\n  size_mb 8\n "
+		 "}\n}\n"
 		 "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n %s\n"
 		 " TARGET " IH_TARGET " {\n  enabled 1\n  LUN 0 rd0\n  %s\n }\n}\n",
 		 driver_extra ? driver_extra : "", target_extra ? target_extra : "");
@@ -83,7 +84,7 @@ struct ih_conn {
 	uint16_t tsih;
 	uint32_t itt;
 	uint32_t cmd_sn, exp_stat_sn, max_cmd_sn;
-	bool hd, dd;        /* digests on (after login) */
+	bool hd, dd;	      /* digests on (after login) */
 	uint32_t their_mrdsl; /* what the target accepts per PDU */
 	uint32_t first_burst, max_burst;
 	bool initial_r2t, immediate_data;
@@ -100,7 +101,8 @@ static inline int ih_connect(uint16_t port)
 
 	cr_assert(fd >= 0);
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s", strerror(errno));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s",
+		     strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
@@ -232,7 +234,8 @@ static inline int ih_recv(struct ih_conn *c, uint8_t *hdr, uint8_t **data, uint3
 	if (bhs_opcode(hdr) != ISCSI_OP_DATA_IN || (hdr[1] & ISCSI_DATAIN_STATUS)) {
 		uint8_t op = bhs_opcode(hdr);
 
-		if (op != ISCSI_OP_R2T && !(op == ISCSI_OP_NOP_IN && bhs_w20(hdr) != ISCSI_RSVD_TAG))
+		if (op != ISCSI_OP_R2T &&
+		    !(op == ISCSI_OP_NOP_IN && bhs_w20(hdr) != ISCSI_RSVD_TAG))
 			c->exp_stat_sn = bhs_w24(hdr) + 1;
 	}
 	if (bhs_opcode(hdr) != ISCSI_OP_LOGIN_RSP || bhs_w32(hdr))
@@ -311,12 +314,12 @@ static inline int ih_login_pdu(struct ih_conn *c, uint8_t csg, uint8_t nsg, bool
 }
 
 struct ih_login_opts {
-	const char *iname;     /* default IH_INITIATOR */
-	const char *tname;     /* NULL: discovery */
-	const char *sec_extra; /* extra keys in the first PDU, "k=v|k=v" */
-	const char *op_keys;   /* operational keys, default a libiscsi-like set */
-	const char *chap_user, *chap_secret;         /* one-way CHAP */
-	const char *mutual_user, *mutual_secret;     /* expected target identity */
+	const char *iname;			 /* default IH_INITIATOR */
+	const char *tname;			 /* NULL: discovery */
+	const char *sec_extra;			 /* extra keys in the first PDU, "k=v|k=v" */
+	const char *op_keys;			 /* operational keys, default a libiscsi-like set */
+	const char *chap_user, *chap_secret;	 /* one-way CHAP */
+	const char *mutual_user, *mutual_secret; /* expected target identity */
 };
 
 /* Full login.  Returns the login status (0 on success), or -1 when the connection dropped. */
@@ -329,13 +332,15 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 	uint16_t st;
 
 	if (o->tname)
-		snprintf(spec, sizeof(spec), "InitiatorName=%s|TargetName=%s|SessionType=Normal|"
-					     "AuthMethod=%s%s%s",
+		snprintf(spec, sizeof(spec),
+			 "InitiatorName=%s|TargetName=%s|SessionType=Normal|"
+			 "AuthMethod=%s%s%s",
 			 iname, o->tname, o->chap_user ? "CHAP,None" : "None",
 			 o->sec_extra ? "|" : "", o->sec_extra ? o->sec_extra : "");
 	else
-		snprintf(spec, sizeof(spec), "InitiatorName=%s|SessionType=Discovery|AuthMethod=%s%s%s",
-			 iname, o->chap_user ? "CHAP,None" : "None", o->sec_extra ? "|" : "",
+		snprintf(spec, sizeof(spec),
+			 "InitiatorName=%s|SessionType=Discovery|AuthMethod=%s%s%s", iname,
+			 o->chap_user ? "CHAP,None" : "None", o->sec_extra ? "|" : "",
 			 o->sec_extra ? o->sec_extra : "");
 	tl = ih_keys(text, spec);
 	if (ih_login_pdu(c, 0, 1, !o->chap_user, text, tl, rsp))
@@ -370,7 +375,8 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 			sprintf(hex + 2 + 2 * i, "%02x", resp[i]);
 		if (o->mutual_user)
 			snprintf(spec, sizeof(spec),
-				 "CHAP_N=%s|CHAP_R=%s|CHAP_I=77|CHAP_C=0xa0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
+				 "CHAP_N=%s|CHAP_R=%s|CHAP_I=77|CHAP_C="
+				 "0xa0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
 				 o->chap_user, hex);
 		else
 			snprintf(spec, sizeof(spec), "CHAP_N=%s|CHAP_R=%s", o->chap_user, hex);
@@ -390,20 +396,22 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 			if (!n || !r || strcmp(n, o->mutual_user))
 				return -3;
 			wl = iscsit_chap_response(alg, 77, o->mutual_secret, mc, 16, want);
-			if (iscsit_chap_decode(r, got, sizeof(got)) != (long)wl || memcmp(got, want, wl))
+			if (iscsit_chap_decode(r, got, sizeof(got)) != (long)wl ||
+			    memcmp(got, want, wl))
 				return -3;
 		}
 	}
 	/* operational stage */
 	{
-		const char *ops = o->op_keys ? o->op_keys
-					     : "HeaderDigest=None|DataDigest=None|InitialR2T=No|"
-					       "ImmediateData=Yes|MaxBurstLength=262144|"
-					       "FirstBurstLength=65536|MaxRecvDataSegmentLength=262144|"
-					       "MaxOutstandingR2T=4|DefaultTime2Wait=2|"
-					       "DefaultTime2Retain=0|ErrorRecoveryLevel=0|"
-					       "MaxConnections=1|DataPDUInOrder=Yes|"
-					       "DataSequenceInOrder=Yes";
+		const char *ops = o->op_keys
+				      ? o->op_keys
+				      : "HeaderDigest=None|DataDigest=None|InitialR2T=No|"
+					"ImmediateData=Yes|MaxBurstLength=262144|"
+					"FirstBurstLength=65536|MaxRecvDataSegmentLength=262144|"
+					"MaxOutstandingR2T=4|DefaultTime2Wait=2|"
+					"DefaultTime2Retain=0|ErrorRecoveryLevel=0|"
+					"MaxConnections=1|DataPDUInOrder=Yes|"
+					"DataSequenceInOrder=Yes";
 		bool hd = false, dd = false;
 
 		/* RFC 7143 defaults until negotiated otherwise */
@@ -419,7 +427,8 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 			if (st)
 				return st;
 			if (ih_rkey(c, "MaxRecvDataSegmentLength"))
-				c->their_mrdsl = (uint32_t)atoi(ih_rkey(c, "MaxRecvDataSegmentLength"));
+				c->their_mrdsl =
+				    (uint32_t)atoi(ih_rkey(c, "MaxRecvDataSegmentLength"));
 			if (ih_rkey(c, "FirstBurstLength"))
 				c->first_burst = (uint32_t)atoi(ih_rkey(c, "FirstBurstLength"));
 			if (ih_rkey(c, "MaxBurstLength"))
@@ -450,7 +459,8 @@ static inline int ih_login(struct ih_conn *c, const struct ih_login_opts *o)
 				memcpy(key, kv, kl);
 				key[kl] = 0;
 				if (ih_key(ops, strlen(ops) + 1, key) || strstr(ops, key) ||
-				    !strcmp(key, "TargetPortalGroupTag") || !strcmp(key, "TargetAlias") ||
+				    !strcmp(key, "TargetPortalGroupTag") ||
+				    !strcmp(key, "TargetAlias") ||
 				    !strcmp(key, "MaxRecvDataSegmentLength"))
 					continue;
 				memcpy(text + tl, kv, strlen(kv) + 1);
@@ -483,12 +493,12 @@ static inline void ih_clear_ua(struct ih_conn *c, uint64_t lun);
 
 /* ---------------------------------------------------------------- SCSI commands */
 struct ih_result {
-	int status;        /* -1: no response (connection dropped / timeout) */
-	uint8_t flags;     /* U/O bits of the final PDU */
+	int status;    /* -1: no response (connection dropped / timeout) */
+	uint8_t flags; /* U/O bits of the final PDU */
 	uint32_t resid;
 	uint8_t sense[260];
 	uint32_t sense_len;
-	uint32_t datain;   /* bytes of Data-In received */
+	uint32_t datain; /* bytes of Data-In received */
 	unsigned n_datain, n_r2t;
 	uint32_t last_datasn;
 	bool reject;
@@ -505,8 +515,9 @@ struct ih_cmd_opts {
 
 static inline uint8_t ih_sense_key(const struct ih_result *r)
 {
-	return r->sense_len > 2 ? (r->sense[0] & 0x7f) >= 0x72 ? r->sense[1] & 0xf : r->sense[2] & 0xf
-				: 0;
+	return r->sense_len > 2
+		   ? (r->sense[0] & 0x7f) >= 0x72 ? r->sense[1] & 0xf : r->sense[2] & 0xf
+		   : 0;
 }
 static inline uint8_t ih_asc(const struct ih_result *r)
 {
@@ -609,7 +620,8 @@ static inline struct ih_result ih_cmd(struct ih_conn *c, uint64_t lun, const uin
 		switch (bhs_opcode(rh)) {
 		case ISCSI_OP_R2T:
 			r.n_r2t++;
-			ih_dataout(c, itt, bhs_w20(rh), buf, bhs_w40(rh), bhs_w44(rh), o, &first_do);
+			ih_dataout(c, itt, bhs_w20(rh), buf, bhs_w40(rh), bhs_w44(rh), o,
+				   &first_do);
 			break;
 		case ISCSI_OP_DATA_IN:
 			cr_assert_eq(bhs_itt(rh), itt);
@@ -652,8 +664,8 @@ static inline struct ih_result ih_cmd(struct ih_conn *c, uint64_t lun, const uin
 	}
 }
 
-static inline struct ih_result ih_rw10(struct ih_conn *c, bool write, uint32_t lba,
-				       uint16_t blocks, uint8_t *buf, const struct ih_cmd_opts *o)
+static inline struct ih_result ih_rw10(struct ih_conn *c, bool write, uint32_t lba, uint16_t blocks,
+				       uint8_t *buf, const struct ih_cmd_opts *o)
 {
 	uint8_t cdb[10] = {write ? 0x2a : 0x28};
 

@@ -12,8 +12,8 @@ static void hex2bin(const char *hex, uint8_t *out)
 		sscanf(hex + 2 * i, "%2hhx", &out[i]);
 }
 
-static void expect_resp(int alg, uint8_t id, const char *secret, const uint8_t *chal,
-			size_t clen, const char *want_hex)
+static void expect_resp(int alg, uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
+			const char *want_hex)
 {
 	uint8_t got[32], want[32];
 	size_t n = iscsit_chap_response(alg, id, secret, chal, clen, got);

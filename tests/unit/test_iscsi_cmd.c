@@ -51,8 +51,8 @@ Test(iscsi_cmd, immediate_unsolicited_and_r2t, .fini = teardown)
 
 	ih_start(&T, NULL, NULL);
 	login_with(&c, NULL);
-	roundtrip(&c, 0, 1, 1, NULL);     /* immediate data only */
-	roundtrip(&c, 100, 128, 2, NULL); /* 64 KiB: immediate + unsolicited = FirstBurstLength */
+	roundtrip(&c, 0, 1, 1, NULL);	   /* immediate data only */
+	roundtrip(&c, 100, 128, 2, NULL);  /* 64 KiB: immediate + unsolicited = FirstBurstLength */
 	roundtrip(&c, 300, 2048, 3, NULL); /* 1 MiB: first burst then R2Ts of MaxBurstLength */
 	ih_logout(&c);
 }
@@ -153,7 +153,7 @@ Test(iscsi_cmd, digests, .fini = teardown)
 	ih_start(&T, NULL, NULL);
 	login_with(&c, "HeaderDigest=CRC32C|DataDigest=CRC32C|MaxRecvDataSegmentLength=4096");
 	cr_assert(c.hd && c.dd);
-	roundtrip(&c, 7, 3, 6, NULL);   /* not a multiple of 4 KiB: several PDUs */
+	roundtrip(&c, 7, 3, 6, NULL); /* not a multiple of 4 KiB: several PDUs */
 	roundtrip(&c, 77, 1000, 7, NULL);
 	ih_logout(&c);
 }

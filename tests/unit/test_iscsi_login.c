@@ -37,7 +37,8 @@ Test(iscsi_login, first_response_has_tpgt, .fini = teardown)
 
 	ih_start(&T, NULL, "tpgt 7\nTargetAlias disk-seven");
 	ih_init(&c, T.port);
-	tl = ih_keys(text, "InitiatorName=" IH_INITIATOR "|TargetName=" IH_TARGET "|AuthMethod=None");
+	tl = ih_keys(text,
+		     "InitiatorName=" IH_INITIATOR "|TargetName=" IH_TARGET "|AuthMethod=None");
 	cr_assert_eq(ih_login_pdu(&c, 0, 1, true, text, tl, rsp), 0);
 	cr_assert_eq(rsp[36], 0);
 	cr_assert_str_eq(ih_rkey(&c, "TargetPortalGroupTag"), "7");
@@ -92,12 +93,13 @@ Test(iscsi_login, acl_without_luns_is_authorization_failure, .fini = teardown)
 	struct ih_login_opts o = {.tname = IH_TARGET, .iname = "iqn.2026-12.org.utgt:outsider"};
 	char text[2048];
 
-	snprintf(text, sizeof(text),
-		 "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 8\n }\n}\n"
-		 "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n"
-		 " TARGET " IH_TARGET " {\n  enabled 1\n"
-		 "  GROUP insiders {\n   INITIATOR iqn.2026-12.org.utgt:insider*\n   LUN 0 rd0\n  }\n"
-		 " }\n}\n");
+	snprintf(
+	    text, sizeof(text),
+	    "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 8\n }\n}\n"
+	    "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n"
+	    " TARGET " IH_TARGET " {\n  enabled 1\n"
+	    "  GROUP insiders {\n   INITIATOR iqn.2026-12.org.utgt:insider*\n   LUN 0 rd0\n  }\n"
+	    " }\n}\n");
 	ih_start_conf(&T, text);
 	ih_init(&c, T.port);
 	cr_assert_eq(ih_login(&c, &o), ISCSI_LOGIN_AUTHZ_FAILED);
@@ -127,8 +129,8 @@ Test(iscsi_login, allowed_portal, .fini = teardown)
 Test(iscsi_login, chap_one_way, .fini = teardown)
 {
 	struct ih_conn c;
-	struct ih_login_opts o = {.tname = IH_TARGET, .chap_user = "joe",
-				  .chap_secret = "joesecret1234"};
+	struct ih_login_opts o = {
+	    .tname = IH_TARGET, .chap_user = "joe", .chap_secret = "joesecret1234"};
 
 	ih_start(&T, NULL, "IncomingUser joe joesecret1234\nIncomingUser ann annsecret5678");
 	ih_init(&c, T.port);
@@ -170,8 +172,10 @@ Test(iscsi_login, chap_skipping_security_stage_fails, .fini = teardown)
 Test(iscsi_login, chap_mutual, .fini = teardown)
 {
 	struct ih_conn c;
-	struct ih_login_opts o = {.tname = IH_TARGET, .chap_user = "joe",
-				  .chap_secret = "joesecret1234", .mutual_user = "tgtuser",
+	struct ih_login_opts o = {.tname = IH_TARGET,
+				  .chap_user = "joe",
+				  .chap_secret = "joesecret1234",
+				  .mutual_user = "tgtuser",
 				  .mutual_secret = "targetsecret99"};
 
 	ih_start(&T, NULL, "IncomingUser joe joesecret1234\nOutgoingUser tgtuser targetsecret99");

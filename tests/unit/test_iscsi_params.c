@@ -163,7 +163,8 @@ Test(iscsi_params, boolean_or_and)
 	NEGFIX(f);
 
 	fix_init(&f);
-	/* InitialR2T is OR: ours No, theirs Yes -> Yes; ImmediateData AND: ours Yes, theirs No -> No */
+	/* InitialR2T is OR: ours No, theirs Yes -> Yes; ImmediateData AND: ours Yes, theirs No ->
+	 * No */
 	cr_assert_eq(run(&f, "InitialR2T=Yes|ImmediateData=No", 1), 0);
 	cr_assert_str_eq(rsp(&f.out, "InitialR2T"), "Yes");
 	cr_assert_str_eq(rsp(&f.out, "ImmediateData"), "No");
@@ -171,7 +172,9 @@ Test(iscsi_params, boolean_or_and)
 	cr_assert(!f.res.immediate_data);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "InitialR2T=No|ImmediateData=Yes|DataPDUInOrder=No|DataSequenceInOrder=No", 1), 0);
+	cr_assert_eq(
+	    run(&f, "InitialR2T=No|ImmediateData=Yes|DataPDUInOrder=No|DataSequenceInOrder=No", 1),
+	    0);
 	cr_assert_str_eq(rsp(&f.out, "InitialR2T"), "No");
 	cr_assert_str_eq(rsp(&f.out, "ImmediateData"), "Yes");
 	/* ours are Yes (OR) */
@@ -191,17 +194,18 @@ Test(iscsi_params, numeric_min_max)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "MaxBurstLength=16776192|FirstBurstLength=262144|MaxOutstandingR2T=1|"
-			     "DefaultTime2Wait=0|DefaultTime2Retain=0|ErrorRecoveryLevel=2|"
-			     "MaxConnections=8",
+	cr_assert_eq(run(&f,
+			 "MaxBurstLength=16776192|FirstBurstLength=262144|MaxOutstandingR2T=1|"
+			 "DefaultTime2Wait=0|DefaultTime2Retain=0|ErrorRecoveryLevel=2|"
+			 "MaxConnections=8",
 			 1),
 		     0);
-	cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "1048576");   /* min */
-	cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "65536");   /* min */
-	cr_assert_str_eq(rsp(&f.out, "MaxOutstandingR2T"), "1");      /* min */
-	cr_assert_str_eq(rsp(&f.out, "DefaultTime2Wait"), "2");       /* max */
+	cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "1048576"); /* min */
+	cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "65536"); /* min */
+	cr_assert_str_eq(rsp(&f.out, "MaxOutstandingR2T"), "1");    /* min */
+	cr_assert_str_eq(rsp(&f.out, "DefaultTime2Wait"), "2");	    /* max */
 	cr_assert_str_eq(rsp(&f.out, "DefaultTime2Retain"), "0");
-	cr_assert_str_eq(rsp(&f.out, "ErrorRecoveryLevel"), "0");     /* we do ERL 0 only */
+	cr_assert_str_eq(rsp(&f.out, "ErrorRecoveryLevel"), "0"); /* we do ERL 0 only */
 	cr_assert_str_eq(rsp(&f.out, "MaxConnections"), "1");
 	cr_assert_eq(f.res.max_burst, 1048576);
 	cr_assert_eq(f.res.first_burst, 65536);
@@ -214,8 +218,9 @@ Test(iscsi_params, reject_bad_values)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "InitialR2T=yes|MaxBurstLength=100|FirstBurstLength=abc|"
-			     "MaxRecvDataSegmentLength=16777216",
+	cr_assert_eq(run(&f,
+			 "InitialR2T=yes|MaxBurstLength=100|FirstBurstLength=abc|"
+			 "MaxRecvDataSegmentLength=16777216",
 			 1),
 		     0);
 	cr_assert_str_eq(rsp(&f.out, "InitialR2T"), "Reject", "booleans are exactly Yes/No");
@@ -312,8 +317,9 @@ Test(iscsi_params, declarations)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "InitiatorName=iqn.2000-01.x:y|InitiatorAlias=host1|"
-			     "TargetName=iqn.2026-12.t:z|MaxRecvDataSegmentLength=65536",
+	cr_assert_eq(run(&f,
+			 "InitiatorName=iqn.2000-01.x:y|InitiatorAlias=host1|"
+			 "TargetName=iqn.2026-12.t:z|MaxRecvDataSegmentLength=65536",
 			 1),
 		     0);
 	cr_assert_str_eq(f.res.initiator_name, "iqn.2000-01.x:y");
@@ -346,8 +352,9 @@ Test(iscsi_params, session_type)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "MaxBurstLength=4096|SessionType=Discovery|InitialR2T=No|"
-			     "HeaderDigest=None",
+	cr_assert_eq(run(&f,
+			 "MaxBurstLength=4096|SessionType=Discovery|InitialR2T=No|"
+			 "HeaderDigest=None",
 			 1),
 		     0);
 	cr_assert(f.res.discovery);
@@ -379,10 +386,12 @@ Test(iscsi_params, markers_and_iser_keys)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f, "OFMarker=Yes|IFMarker=No|OFMarkInt=2048~8192|RDMAExtensions=Yes|"
-			     "TargetRecvDataSegmentLength=8192|SendTargets=All|TaskReporting=FastAbort,RFC3720",
-			 1),
-		     0);
+	cr_assert_eq(
+	    run(&f,
+		"OFMarker=Yes|IFMarker=No|OFMarkInt=2048~8192|RDMAExtensions=Yes|"
+		"TargetRecvDataSegmentLength=8192|SendTargets=All|TaskReporting=FastAbort,RFC3720",
+		1),
+	    0);
 	cr_assert_str_eq(rsp(&f.out, "OFMarker"), "No");
 	cr_assert_str_eq(rsp(&f.out, "IFMarker"), "No");
 	cr_assert_str_eq(rsp(&f.out, "OFMarkInt"), "Irrelevant");
@@ -398,7 +407,7 @@ Test(iscsi_params, target_offers_what_defaults_would_break)
 	bool offered;
 
 	fix_init(&f);
-	f.tp.max_burst = 65536;      /* below the RFC default 262144: must be offered */
+	f.tp.max_burst = 65536;	     /* below the RFC default 262144: must be offered */
 	f.tp.first_burst = 16384;    /* below 65536 */
 	f.tp.immediate_data = false; /* default Yes: must be offered */
 	f.tp.initial_r2t = false;    /* default Yes already wins (OR): nothing to offer */
@@ -415,8 +424,9 @@ Test(iscsi_params, target_offers_what_defaults_would_break)
 	cr_assert_null(rsp(&f.out, "MaxRecvDataSegmentLength"), "declared once only");
 
 	/* the initiator answers; an answer the min function forbids is an error */
-	cr_assert_eq(run(&f, "MaxBurstLength=32768|FirstBurstLength=16384|ImmediateData=No|"
-			     "DefaultTime2Retain=0",
+	cr_assert_eq(run(&f,
+			 "MaxBurstLength=32768|FirstBurstLength=16384|ImmediateData=No|"
+			 "DefaultTime2Retain=0",
 			 1),
 		     0);
 	cr_assert(!iscsit_neg_pending(&f.n));
@@ -460,11 +470,11 @@ Test(iscsi_params, scst_attributes)
 	struct iscsit_tgt_params p;
 	struct diag d = {.file = "t", .emit = count_emit};
 	struct utgt_attr a[] = {
-		{"InitialR2T", "Yes", 1},        {"ImmediateData", "no", 2},
-		{"MaxBurstLength", "65536", 3},  {"FirstBurstLength", "4096", 4},
-		{"HeaderDigest", "CRC32C", 5},   {"DataDigest", "CRC32C,None", 6},
-		{"QueuedCommands", "64", 7},     {"MaxRecvDataSegmentLength", "262144", 8},
-		{"NopInInterval", "0", 9},       {"SomethingElse", "ignored", 10},
+	    {"InitialR2T", "Yes", 1},	    {"ImmediateData", "no", 2},
+	    {"MaxBurstLength", "65536", 3}, {"FirstBurstLength", "4096", 4},
+	    {"HeaderDigest", "CRC32C", 5},  {"DataDigest", "CRC32C,None", 6},
+	    {"QueuedCommands", "64", 7},    {"MaxRecvDataSegmentLength", "262144", 8},
+	    {"NopInInterval", "0", 9},	    {"SomethingElse", "ignored", 10},
 	};
 
 	nerr = 0;
@@ -492,9 +502,9 @@ Test(iscsi_params, scst_attribute_errors)
 	struct iscsit_tgt_params p;
 	struct diag d = {.file = "t", .emit = count_emit};
 	struct utgt_attr a[] = {
-		{"InitialR2T", "maybe", 1},      {"MaxBurstLength", "100", 2},
-		{"HeaderDigest", "MD5", 3},      {"ErrorRecoveryLevel", "1", 4},
-		{"QueuedCommands", "0", 5},      {"MaxOutstandingR2T", "x", 6},
+	    {"InitialR2T", "maybe", 1}, {"MaxBurstLength", "100", 2},
+	    {"HeaderDigest", "MD5", 3}, {"ErrorRecoveryLevel", "1", 4},
+	    {"QueuedCommands", "0", 5}, {"MaxOutstandingR2T", "x", 6},
 	};
 
 	nerr = 0;

@@ -4,8 +4,8 @@
 
 #include "transports/iscsi/iscsi_pdu.h"
 
-static const struct iscsi_sn SN = {.stat_sn = 0x11223344, .exp_cmd_sn = 0x55667788,
-				   .max_cmd_sn = 0x99aabbcc};
+static const struct iscsi_sn SN = {
+    .stat_sn = 0x11223344, .exp_cmd_sn = 0x55667788, .max_cmd_sn = 0x99aabbcc};
 
 static void assert_sn(const uint8_t *h)
 {

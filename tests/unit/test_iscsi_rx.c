@@ -222,7 +222,8 @@ static void one_run(size_t chunk, bool hd, bool dd)
 	free(st.p);
 }
 
-static const size_t chunks[] = {1, 2, 3, 5, 7, 13, 47, 48, 49, 52, 64, 100, 777, 4096, 20000, 1 << 20};
+static const size_t chunks[] = {1,  2,	3,  5,	 7,   13,   47,	   48,
+				49, 52, 64, 100, 777, 4096, 20000, 1 << 20};
 
 Test(iscsi_rx, chunks_no_digests)
 {
@@ -242,8 +243,8 @@ Test(iscsi_rx, chunks_both_digests)
 		one_run(chunks[i], true, true);
 }
 
-static enum iscsit_rx_result feed(struct stream *st, struct rec *r, bool hd, bool dd,
-				  size_t chunk, bool eof, struct iscsit_rx *rx)
+static enum iscsit_rx_result feed(struct stream *st, struct rec *r, bool hd, bool dd, size_t chunk,
+				  bool eof, struct iscsit_rx *rx)
 {
 	struct src s = {.p = st->p, .len = st->len, .chunk = chunk, .eof_at_end = eof};
 	enum iscsit_rx_result res;

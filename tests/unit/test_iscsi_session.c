@@ -85,7 +85,8 @@ Test(iscsi_session, serial_number_wrap)
 
 	sess_init(&s, 0xfffffffe, 4);
 	cr_assert_eq(iscsit_session_max_cmd_sn(&s), 1);
-	cr_assert_eq(iscsit_cmdsn_check(&s, 1, false, true), CMDSN_QUEUE, "beyond the wrap, inside");
+	cr_assert_eq(iscsit_cmdsn_check(&s, 1, false, true), CMDSN_QUEUE,
+		     "beyond the wrap, inside");
 	cr_assert_eq(iscsit_cmdsn_check(&s, 2, false, true), CMDSN_DROP);
 	cr_assert_eq(iscsit_cmdsn_check(&s, 0xfffffffe, false, true), CMDSN_ACCEPT);
 	cr_assert_eq(iscsit_cmdsn_check(&s, 0xffffffff, false, true), CMDSN_ACCEPT);

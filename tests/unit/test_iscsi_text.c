@@ -11,15 +11,15 @@ static void teardown(void)
 }
 
 static const char *CONF =
-	"HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 4\n }\n}\n"
-	"TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n listen 0.0.0.0:0\n listen [::1]:0\n"
-	" TARGET iqn.2026-12.org.utgt:everyone {\n  enabled 1\n  tpgt 3\n  LUN 0 rd0\n }\n"
-	" TARGET iqn.2026-12.org.utgt:disabled {\n  enabled 0\n  LUN 0 rd0\n }\n"
-	" TARGET iqn.2026-12.org.utgt:nobody {\n  enabled 1\n }\n"
-	" TARGET iqn.2026-12.org.utgt:group {\n  enabled 1\n"
-	"  GROUP g {\n   INITIATOR iqn.2026-12.org.utgt:friend\n   LUN 0 rd0\n  }\n }\n"
-	" TARGET iqn.2026-12.org.utgt:fenced {\n  enabled 1\n  allowed_portal 10.*\n  LUN 0 rd0\n }\n"
-	"}\n";
+    "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 4\n }\n}\n"
+    "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n listen 0.0.0.0:0\n listen [::1]:0\n"
+    " TARGET iqn.2026-12.org.utgt:everyone {\n  enabled 1\n  tpgt 3\n  LUN 0 rd0\n }\n"
+    " TARGET iqn.2026-12.org.utgt:disabled {\n  enabled 0\n  LUN 0 rd0\n }\n"
+    " TARGET iqn.2026-12.org.utgt:nobody {\n  enabled 1\n }\n"
+    " TARGET iqn.2026-12.org.utgt:group {\n  enabled 1\n"
+    "  GROUP g {\n   INITIATOR iqn.2026-12.org.utgt:friend\n   LUN 0 rd0\n  }\n }\n"
+    " TARGET iqn.2026-12.org.utgt:fenced {\n  enabled 1\n  allowed_portal 10.*\n  LUN 0 rd0\n }\n"
+    "}\n";
 
 static void local_v4(struct sockaddr_storage *ss, const char *ip, uint16_t port)
 {
@@ -96,8 +96,9 @@ Test(iscsi_text, allowed_portal_patterns, .fini = teardown)
 	local_v4(&local, "127.0.0.1", 3260);
 	cr_assert(!iscsit_portal_allowed(fenced, &iscsit_global->portals[1], &local));
 	cr_assert(!iscsit_portal_allowed(fenced, &iscsit_global->portals[0], &local));
-	cr_assert(iscsit_portal_allowed(&iscsit_global->tgts[0], &iscsit_global->portals[0], &local),
-		  "no allowed_portal: every portal");
+	cr_assert(
+	    iscsit_portal_allowed(&iscsit_global->tgts[0], &iscsit_global->portals[0], &local),
+	    "no allowed_portal: every portal");
 }
 
 /* Text request over a discovery session; returns the full answer (continuations followed). */
@@ -154,8 +155,9 @@ Test(iscsi_text, long_answer_in_pieces, .fini = teardown)
 	p += sprintf(p, "HANDLER ramdisk {\n DEVICE rd0 {\n  size_mb 4\n }\n}\n"
 			"TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n");
 	for (int i = 0; i < 60; i++)
-		p += sprintf(p, " TARGET iqn.2026-12.org.utgt:many-%02d {\n  enabled 1\n  LUN 0 rd0\n }\n",
-			     i);
+		p += sprintf(
+		    p, " TARGET iqn.2026-12.org.utgt:many-%02d {\n  enabled 1\n  LUN 0 rd0\n }\n",
+		    i);
 	sprintf(p, "}\n");
 	ih_start_conf(&T, conf);
 	ih_init(&c, T.port);

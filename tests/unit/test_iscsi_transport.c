@@ -73,9 +73,8 @@ Test(iscsi_transport, start_twice_fails)
 	char err[256];
 
 	ih_start(&t, NULL, NULL);
-	cr_assert_neq(iscsi_transport.start(t.cfg, tgt_config_driver(t.cfg, "iscsi"), err,
-					    sizeof(err)),
-		      0);
+	cr_assert_neq(
+	    iscsi_transport.start(t.cfg, tgt_config_driver(t.cfg, "iscsi"), err, sizeof(err)), 0);
 	cr_assert(strstr(err, "already"));
 	ih_stop(&t);
 	cr_assert_null(iscsit_global);

@@ -151,7 +151,8 @@ Test(iscsi_tx, datain_split_by_mrdsl_and_burst)
 			cr_assert_eq(bhs_w24(h), 49, "the StatSN reserved at queue time");
 		}
 		cr_assert_eq(bhs_w28(h), 100);
-		cr_assert_eq(memcmp(h + 48, t->buf + data_off, dl), 0, "data straight from the buffer");
+		cr_assert_eq(memcmp(h + 48, t->buf + data_off, dl), 0,
+			     "data straight from the buffer");
 		cr_assert_eq(iscsi_digest_get(h + 48 + dl + iscsi_pad4(dl)),
 			     iscsi_crc32c(h + 48, dl + iscsi_pad4(dl)));
 		off += 48 + dl + iscsi_pad4(dl) + 4;

@@ -8,7 +8,7 @@
 #include "transports/iscsi/iscsi_int.h"
 
 #define PRODUCERS 4
-#define PER 20000
+#define PER	  20000
 
 struct tmsg {
 	struct iscsit_msg m;

@@ -12,7 +12,7 @@
 #include "transports/iscsi/iscsi_int.h"
 
 #define CHAP_MAX_DIGEST 32
-#define CHAP_MAX_CHAL   1024
+#define CHAP_MAX_CHAL	1024
 
 enum chap_state {
 	CH_WAIT_A,
@@ -34,10 +34,14 @@ struct iscsit_chap {
 static const EVP_MD *chap_md(int alg)
 {
 	switch (alg) {
-	case 5: return EVP_md5();
-	case 6: return EVP_sha1();
-	case 7: return EVP_sha256();
-	default: return NULL;
+	case 5:
+		return EVP_md5();
+	case 6:
+		return EVP_sha1();
+	case 7:
+		return EVP_sha256();
+	default:
+		return NULL;
 	}
 }
 
@@ -235,7 +239,8 @@ enum iscsit_chap_result iscsit_chap_step(struct iscsit_chap *ch, struct iscsit_k
 			ch->chal_len = (size_t)EVP_MD_get_size(md);
 			if (ch->chal_len < 16)
 				ch->chal_len = 16;
-			if (RAND_bytes(ch->chal, (int)ch->chal_len) != 1 || RAND_bytes(&ch->id, 1) != 1)
+			if (RAND_bytes(ch->chal, (int)ch->chal_len) != 1 ||
+			    RAND_bytes(&ch->id, 1) != 1)
 				return CHAP_FAIL;
 		}
 		iscsit_text_addf(out, "CHAP_A", "%d", ch->alg);
@@ -288,8 +293,8 @@ enum iscsit_chap_result iscsit_chap_step(struct iscsit_chap *ch, struct iscsit_k
 			/* Our own challenge sent back would let an attacker use us as an oracle. */
 			if ((size_t)clen == ch->chal_len && !memcmp(chal, ch->chal, ch->chal_len))
 				return CHAP_FAIL;
-			rlen = iscsit_chap_response(ch->alg, (uint8_t)id, ch->auth->out.secret, chal,
-						    (size_t)clen, resp);
+			rlen = iscsit_chap_response(ch->alg, (uint8_t)id, ch->auth->out.secret,
+						    chal, (size_t)clen, resp);
 			if (!rlen)
 				return CHAP_FAIL;
 			hex_encode(resp, rlen, hex);

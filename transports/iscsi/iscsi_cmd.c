@@ -225,7 +225,8 @@ static void fail_task(struct iscsit_task *t, enum scsi_sr sr)
 
 static void task_complete_fn(struct iscsit_msg *m)
 {
-	struct iscsit_task *t = (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
+	struct iscsit_task *t =
+	    (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
 	struct iscsit_conn *c = t->conn;
 
 	c->nexec--;
@@ -257,10 +258,14 @@ static void task_done_cb(struct scsi_task *st)
 static enum scsi_task_attr map_attr(uint8_t a)
 {
 	switch (a) {
-	case 2: return SCSI_ATTR_ORDERED;
-	case 3: return SCSI_ATTR_HEAD_OF_QUEUE;
-	case 4: return SCSI_ATTR_ACA;
-	default: return SCSI_ATTR_SIMPLE; /* 0 untagged, 1 simple */
+	case 2:
+		return SCSI_ATTR_ORDERED;
+	case 3:
+		return SCSI_ATTR_HEAD_OF_QUEUE;
+	case 4:
+		return SCSI_ATTR_ACA;
+	default:
+		return SCSI_ATTR_SIMPLE; /* 0 untagged, 1 simple */
 	}
 }
 
@@ -566,13 +571,16 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 			return RX_CB_OK;
 		}
 		if ((uint64_t)off + dsl > t->unsol_len) {
-			seq_error(c, t, SR_DATA_OFFSET_ERROR, "unsolicited Data-Out beyond FirstBurstLength");
+			seq_error(c, t, SR_DATA_OFFSET_ERROR,
+				  "unsolicited Data-Out beyond FirstBurstLength");
 			bad = true;
 		} else if (p->data_pdu_inorder && off != t->unsol_rcvd) {
-			seq_error(c, t, SR_DATA_OFFSET_ERROR, "unsolicited Data-Out offset out of order");
+			seq_error(c, t, SR_DATA_OFFSET_ERROR,
+				  "unsolicited Data-Out offset out of order");
 			bad = true;
 		} else if (p->data_pdu_inorder && sn != t->unsol_next_sn) {
-			seq_error(c, t, SR_DATA_PHASE_ERROR, "unsolicited Data-Out DataSN out of order");
+			seq_error(c, t, SR_DATA_PHASE_ERROR,
+				  "unsolicited Data-Out DataSN out of order");
 			bad = true;
 		}
 	} else {
@@ -586,7 +594,8 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 			}
 		}
 		if (!r) {
-			c->cur_reject = ISCSI_REJECT_INVALID_FIELD; /* unknown Target Transfer Tag */
+			c->cur_reject =
+			    ISCSI_REJECT_INVALID_FIELD; /* unknown Target Transfer Tag */
 			if (dsl)
 				rx->discard = true;
 			return RX_CB_OK;

@@ -11,9 +11,9 @@
 #include "transports/iscsi/iscsi_int.h"
 
 #define RX_PDU_BUDGET 64   /* PDUs per connection per loop round, for fairness */
-#define TX_HIGH       1024 /* queued entries above which we stop reading */
-#define TX_LOW        256
-#define LOGIN_TIMEOUT 30   /* seconds from accept to full feature phase */
+#define TX_HIGH	      1024 /* queued entries above which we stop reading */
+#define TX_LOW	      256
+#define LOGIN_TIMEOUT 30 /* seconds from accept to full feature phase */
 
 static ssize_t sock_recv(void *src, const struct iovec *iov, int iovcnt)
 {
@@ -208,8 +208,8 @@ static int on_pdu(void *ctx, struct iscsit_rx *rx)
 }
 
 static const struct iscsit_rx_ops rx_ops = {
-	.on_header = on_header,
-	.on_pdu = on_pdu,
+    .on_header = on_header,
+    .on_pdu = on_pdu,
 };
 
 void iscsit_conn_input(struct iscsit_conn *c)

@@ -82,7 +82,7 @@ struct iscsit_tgt {
 	unsigned nallowed;
 	uint16_t tpgt;
 	uint16_t rel_tgt_id;
-	unsigned max_sessions; /* 0 = unlimited */
+	unsigned max_sessions;		 /* 0 = unlimited */
 	struct iscsit_sockopts sockopts; /* target override of the driver's TCP options */
 	bool has_sockopts;
 	atomic_uint nsessions;
@@ -107,7 +107,7 @@ struct iscsit_ctx {
 	pthread_mutex_t sess_lock; /* session table, TSIH allocation */
 	struct iscsit_session *sessions;
 	uint16_t next_tsih;
-	atomic_uint nconns;     /* connections alive, for the drain at stop */
+	atomic_uint nconns; /* connections alive, for the drain at stop */
 	atomic_bool stopping;
 	pthread_mutex_t drain_lock;
 	pthread_cond_t drain_cv;
@@ -126,9 +126,9 @@ struct iscsit_worker {
 	int epfd, evfd;
 	_Atomic(struct iscsit_msg *) inbox;
 	struct iscsit_msg *local_head, *local_tail; /* posted from this worker itself */
-	struct iscsit_conn *conns;     /* every connection this worker serves */
-	struct iscsit_conn *ready;     /* connections with staged input to process */
-	struct iscsit_conn *dirty;     /* connections with output to flush */
+	struct iscsit_conn *conns;		    /* every connection this worker serves */
+	struct iscsit_conn *ready;		    /* connections with staged input to process */
+	struct iscsit_conn *dirty;		    /* connections with output to flush */
 	atomic_uint nconns;
 	atomic_bool stop;
 	time_t now;
@@ -169,11 +169,11 @@ struct iscsit_txe {
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
 	const void *data;
 	uint32_t dlen;
-	void *owned;                        /* freed after the PDU went out */
-	struct iscsit_task *task;           /* TXE_DATAIN, or a response that ends a task */
+	void *owned;			    /* freed after the PDU went out */
+	struct iscsit_task *task;	    /* TXE_DATAIN, or a response that ends a task */
 	void (*sent)(struct iscsit_txe *e); /* after the last byte went out (or was dropped) */
-	bool close_after;                   /* close the connection once sent (Logout, login fail) */
-	bool nodigest;                      /* login PDUs: digests start after the login phase */
+	bool close_after; /* close the connection once sent (Logout, login fail) */
+	bool nodigest;	  /* login PDUs: digests start after the login phase */
 	uint8_t inline_data[2 + SCSI_SENSE_MAX + 2];
 };
 
@@ -200,10 +200,10 @@ struct iscsit_tx {
 
 /* ---------------------------------------------------------------- tasks */
 enum iscsit_task_state {
-	TS_DATA_OUT,  /* collecting write data (immediate, unsolicited, R2T) */
-	TS_CMDSN_WAIT,/* waiting for its CmdSN turn */
-	TS_EXEC,      /* in the SCSI core */
-	TS_RESPOND,   /* response queued for transmission */
+	TS_DATA_OUT,   /* collecting write data (immediate, unsolicited, R2T) */
+	TS_CMDSN_WAIT, /* waiting for its CmdSN turn */
+	TS_EXEC,       /* in the SCSI core */
+	TS_RESPOND,    /* response queued for transmission */
 };
 
 struct iscsit_r2t {
@@ -220,33 +220,33 @@ struct iscsit_task {
 	uint32_t itt, cmd_sn, edtl;
 	uint8_t lun_raw[8];
 	bool immediate;
-	bool counted;      /* occupies a slot of the CmdSN window */
+	bool counted; /* occupies a slot of the CmdSN window */
 	bool in_hash;
-	bool local_abort;  /* aborted before reaching the core: no response */
-	bool sn_ready;     /* its CmdSN turn came */
-	bool in_waitq;     /* in the session's CmdSN queue */
-	bool data_ready;   /* all write data is in (or none was needed) */
-	bool failed;       /* answer with fail_sr instead of executing */
-	int fail_sr;       /* enum scsi_sr */
+	bool local_abort; /* aborted before reaching the core: no response */
+	bool sn_ready;	  /* its CmdSN turn came */
+	bool in_waitq;	  /* in the session's CmdSN queue */
+	bool data_ready;  /* all write data is in (or none was needed) */
+	bool failed;	  /* answer with fail_sr instead of executing */
+	int fail_sr;	  /* enum scsi_sr */
 	uint8_t *buf;
 	uint32_t buflen;
-	size_t bufcap;     /* size class of buf (iscsi_buf.c) */
+	size_t bufcap; /* size class of buf (iscsi_buf.c) */
 	struct iovec iov;
 	/* write data */
-	uint32_t rcvd;         /* data-out bytes placed */
-	uint32_t unsol_len;    /* unsolicited bytes expected (immediate + Data-Out burst) */
+	uint32_t rcvd;	    /* data-out bytes placed */
+	uint32_t unsol_len; /* unsolicited bytes expected (immediate + Data-Out burst) */
 	uint32_t unsol_rcvd;
 	uint32_t unsol_next_sn;
-	bool unsol_open;       /* unsolicited Data-Out still expected */
-	uint32_t r2t_next;     /* first offset not yet solicited */
+	bool unsol_open;   /* unsolicited Data-Out still expected */
+	uint32_t r2t_next; /* first offset not yet solicited */
 	uint32_t r2t_sn;
 	struct iscsit_r2t *r2ts;
 	unsigned nr2t, r2t_cap;
 	/* data-in */
 	uint32_t din_len, din_off, din_sn;
-	uint32_t stat_sn;      /* reserved when the Data-In stream with status is queued */
-	bool din_status;       /* status rides in the last Data-In */
-	uint32_t exp_data_sn;  /* for the SCSI Response: Data-In PDUs + R2Ts sent */
+	uint32_t stat_sn;     /* reserved when the Data-In stream with status is queued */
+	bool din_status;      /* status rides in the last Data-In */
+	uint32_t exp_data_sn; /* for the SCSI Response: Data-In PDUs + R2Ts sent */
 	uint8_t cdb_ext[ISCSI_CDB_MAX];
 };
 
@@ -255,8 +255,8 @@ enum iscsit_conn_state {
 	CONN_LOGIN,
 	CONN_LOGIN_WAIT, /* final login step waits for an old session to go (reinstatement) */
 	CONN_FFP,
-	CONN_LOGOUT,     /* Logout received: answering once in-flight commands are done */
-	CONN_CLOSING,    /* socket shut; waiting for tasks in the core to come back */
+	CONN_LOGOUT,  /* Logout received: answering once in-flight commands are done */
+	CONN_CLOSING, /* socket shut; waiting for tasks in the core to come back */
 };
 
 struct iscsit_login;
@@ -275,14 +275,14 @@ struct iscsit_conn {
 	struct sockaddr_storage peer, local;
 	char peer_str[80], local_str[80];
 	enum iscsit_conn_state state;
-	bool rx_off;      /* EPOLLIN withdrawn (closing, paused, or tx backlog) */
-	bool want_out;    /* EPOLLOUT registered */
-	atomic_int refs;  /* messages in flight that name this connection */
-	bool rx_paused;   /* a handler paused input (login wait, logout) */
-	bool tx_backlog;  /* too much output queued: stop reading until it drains */
+	bool rx_off;	       /* EPOLLIN withdrawn (closing, paused, or tx backlog) */
+	bool want_out;	       /* EPOLLOUT registered */
+	atomic_int refs;       /* messages in flight that name this connection */
+	bool rx_paused;	       /* a handler paused input (login wait, logout) */
+	bool tx_backlog;       /* too much output queued: stop reading until it drains */
 	uint32_t login_cmd_sn; /* ExpCmdSN before a session exists */
-	unsigned ntasks;  /* tasks alive (any state) */
-	unsigned ntmf;    /* TMFs in the core */
+	unsigned ntasks;       /* tasks alive (any state) */
+	unsigned ntmf;	       /* TMFs in the core */
 	struct iscsit_rx rx;
 	struct iscsit_tx tx;
 	struct iscsit_login *login;
@@ -293,12 +293,12 @@ struct iscsit_conn {
 	uint32_t exp_stat_sn;
 	uint32_t next_ttt;
 	struct iscsit_task *itt[ISCSIT_ITT_BUCKETS];
-	unsigned nexec;   /* tasks inside the SCSI core */
+	unsigned nexec; /* tasks inside the SCSI core */
 	/* the PDU between on_header and on_pdu */
 	struct iscsit_task *cur_task;
-	int cur_r2t;      /* index in cur_task->r2ts, -1 for unsolicited data */
+	int cur_r2t;	    /* index in cur_task->r2ts, -1 for unsolicited data */
 	uint8_t cur_reject; /* reject reason for the PDU being received, 0 = none */
-	bool cur_ignore;  /* Data-Out for a task that is gone: drop quietly */
+	bool cur_ignore;    /* Data-Out for a task that is gone: drop quietly */
 	/* recently finished or refused ITTs whose Data-Out we drop quietly */
 	uint32_t gone_itt[16];
 	unsigned gone_pos;
@@ -324,10 +324,10 @@ struct iscsit_conn {
 
 /* iscsi_conn.c */
 struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p);
-void iscsit_conn_input(struct iscsit_conn *c);     /* socket readable / staged data */
-void iscsit_conn_output(struct iscsit_conn *c);    /* socket writable */
+void iscsit_conn_input(struct iscsit_conn *c);	/* socket readable / staged data */
+void iscsit_conn_output(struct iscsit_conn *c); /* socket writable */
 void iscsit_conn_close(struct iscsit_conn *c, const char *why);
-void iscsit_conn_put(struct iscsit_conn *c);       /* drop a reference; may free */
+void iscsit_conn_put(struct iscsit_conn *c); /* drop a reference; may free */
 void iscsit_conn_maybe_free(struct iscsit_conn *c);
 void iscsit_conn_pause(struct iscsit_conn *c);
 void iscsit_conn_resume(struct iscsit_conn *c);
@@ -358,10 +358,10 @@ struct iscsit_session {
 	bool in_table;
 	pthread_mutex_t lock; /* CmdSN state below (connections of a session may be on 2 workers) */
 	uint32_t exp_cmd_sn;
-	uint32_t inflight;    /* non-immediate commands accepted and not yet answered */
-	uint32_t queued_cmds; /* window size */
-	struct iscsit_task *waitq; /* out-of-order SCSI commands, sorted by CmdSN */
-	struct iscsit_conn *conn;  /* MaxConnections is 1: the one connection */
+	uint32_t inflight;	    /* non-immediate commands accepted and not yet answered */
+	uint32_t queued_cmds;	    /* window size */
+	struct iscsit_task *waitq;  /* out-of-order SCSI commands, sorted by CmdSN */
+	struct iscsit_conn *conn;   /* MaxConnections is 1: the one connection */
 	struct iscsit_conn *waiter; /* a login waiting for this session to go (reinstatement) */
 	bool closing;
 	time_t created;
@@ -478,7 +478,8 @@ size_t iscsit_chap_response(int alg, uint8_t id, const char *secret, const uint8
 long iscsit_chap_decode(const char *s, uint8_t *out, size_t max);
 const char *iscsit_chap_name(const struct iscsit_chap *ch); /* authenticated user */
 
-/* ---------------------------------------------------------------- configuration (iscsi_transport.c) */
+/* ---------------------------------------------------------------- configuration
+ * (iscsi_transport.c) */
 int iscsit_auth_parse(struct iscsit_auth *a, const struct tgt_attrs *as, struct diag *d);
 void iscsit_auth_free(struct iscsit_auth *a);
 extern struct iscsit_ctx *iscsit_global;

@@ -11,7 +11,7 @@
 
 struct iscsit_login {
 	bool started;
-	uint8_t stage;      /* current stage (CSG the next request must carry) */
+	uint8_t stage; /* current stage (CSG the next request must carry) */
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
@@ -93,7 +93,8 @@ static int fail(struct iscsit_conn *c, const uint8_t *req, uint16_t status, cons
 	struct iscsit_login *l = c->login;
 
 	iscsit_log("conn %llu: login from %s (%s) refused: %04x %s", (unsigned long long)c->id,
-		   c->peer_str, l && l->p.initiator_name[0] ? l->p.initiator_name : "?", status, why);
+		   c->peer_str, l && l->p.initiator_name[0] ? l->p.initiator_name : "?", status,
+		   why);
 	send_rsp(c, req, 0, 0, status, NULL, true);
 	c->close_why = "login failed";
 	iscsit_conn_pause(c);
@@ -141,8 +142,7 @@ static uint16_t first_pdu_checks(struct iscsit_conn *c, struct iscsit_kv *kv, un
 }
 
 /* Leave the login phase: create the session and send the final response. */
-static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags,
-		  struct iscsit_text *out)
+static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, struct iscsit_text *out)
 {
 	struct iscsit_login *l = c->login;
 	struct iscsit_session *s;
@@ -342,10 +342,11 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		st = first_pdu_checks(c, kv, nkv);
 		if (st) {
 			free(text);
-			return fail(c, req, st, st == ISCSI_LOGIN_NOT_FOUND ? "no such target here" :
-					       st == ISCSI_LOGIN_AUTHZ_FAILED
-						       ? "initiator sees no LUN of this target"
-						       : "missing InitiatorName/TargetName");
+			return fail(c, req, st,
+				    st == ISCSI_LOGIN_NOT_FOUND ? "no such target here"
+				    : st == ISCSI_LOGIN_AUTHZ_FAILED
+					? "initiator sees no LUN of this target"
+					: "missing InitiatorName/TargetName");
 		}
 		if (l->tsih) {
 			st = non_leading(c);
@@ -357,8 +358,9 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 	if (st) {
 		free(text);
 		iscsit_text_free(&out);
-		return fail(c, req, st, st == ISCSI_LOGIN_AUTH_FAILED ? "no acceptable AuthMethod" :
-								    "bad or duplicated login key");
+		return fail(c, req, st,
+			    st == ISCSI_LOGIN_AUTH_FAILED ? "no acceptable AuthMethod"
+							  : "bad or duplicated login key");
 	}
 	if (!l->target_sent_tpgt && !l->p.discovery && c->tgt) {
 		iscsit_text_addf(&out, "TargetPortalGroupTag", "%u", c->tgt->tpgt);
@@ -397,7 +399,8 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 	} else if (nsec) {
 		free(text);
 		iscsit_text_free(&out);
-		return fail(c, req, ISCSI_LOGIN_INITIATOR_ERROR, "security keys in operational stage");
+		return fail(c, req, ISCSI_LOGIN_INITIATOR_ERROR,
+			    "security keys in operational stage");
 	} else if (l->auth_required && !l->auth_done) {
 		free(text);
 		iscsit_text_free(&out);
@@ -420,7 +423,7 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 			if (!l->auth_required && !l->neg.auth_method[0])
 				l->auth_done = true; /* no AuthMethod at all: None */
 			else
-				can = false;     /* CHAP still going */
+				can = false; /* CHAP still going */
 		}
 		if (can && nsg == ISCSI_STAGE_FULL) {
 			/* Declarations ride along; an offer needs an answer in the operational

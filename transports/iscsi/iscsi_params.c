@@ -154,22 +154,22 @@ bool iscsit_parse_num(const char *s, uint64_t max, uint64_t *out)
 /* ---------------------------------------------------------------- key table */
 
 enum key_kind {
-	KK_LIST,      /* comma-separated offer; answer is the first value we accept */
-	KK_AND,       /* boolean, result = ours AND theirs */
-	KK_OR,        /* boolean, result = ours OR theirs */
-	KK_MIN,       /* numeric, result = min */
-	KK_MAX,       /* numeric, result = max */
-	KK_DECL_I,    /* declared by the initiator, no answer */
-	KK_DECL_T,    /* declared only by the target; an initiator sending it gets Reject */
-	KK_MRDSL,     /* MaxRecvDataSegmentLength: declarative both ways */
-	KK_SECURITY,  /* CHAP_*: the CHAP code handles them */
-	KK_IRRELEVANT,/* always Irrelevant here (markers' intervals, iSER keys on TCP) */
-	KK_TEXT_ONLY, /* SendTargets: only in Text requests */
+	KK_LIST,       /* comma-separated offer; answer is the first value we accept */
+	KK_AND,	       /* boolean, result = ours AND theirs */
+	KK_OR,	       /* boolean, result = ours OR theirs */
+	KK_MIN,	       /* numeric, result = min */
+	KK_MAX,	       /* numeric, result = max */
+	KK_DECL_I,     /* declared by the initiator, no answer */
+	KK_DECL_T,     /* declared only by the target; an initiator sending it gets Reject */
+	KK_MRDSL,      /* MaxRecvDataSegmentLength: declarative both ways */
+	KK_SECURITY,   /* CHAP_*: the CHAP code handles them */
+	KK_IRRELEVANT, /* always Irrelevant here (markers' intervals, iSER keys on TCP) */
+	KK_TEXT_ONLY,  /* SendTargets: only in Text requests */
 };
 
 enum key_flags {
-	KF_LO        = 1u << 0, /* leading-only */
-	KF_DISC_IRR  = 1u << 1, /* Irrelevant in a discovery session */
+	KF_LO = 1u << 0,       /* leading-only */
+	KF_DISC_IRR = 1u << 1, /* Irrelevant in a discovery session */
 };
 
 struct keydef {
@@ -181,44 +181,45 @@ struct keydef {
 };
 
 static const struct keydef keys[IK__COUNT] = {
-	[IK_HeaderDigest] = {"HeaderDigest", KK_LIST, 0, 0, 0, 0},
-	[IK_DataDigest] = {"DataDigest", KK_LIST, 0, 0, 0, 0},
-	[IK_MaxConnections] = {"MaxConnections", KK_MIN, KF_LO | KF_DISC_IRR, 1, 65535, 1},
-	[IK_SendTargets] = {"SendTargets", KK_TEXT_ONLY, 0, 0, 0, 0},
-	[IK_TargetName] = {"TargetName", KK_DECL_I, 0, 0, 0, 0},
-	[IK_InitiatorName] = {"InitiatorName", KK_DECL_I, 0, 0, 0, 0},
-	[IK_TargetAlias] = {"TargetAlias", KK_DECL_T, 0, 0, 0, 0},
-	[IK_InitiatorAlias] = {"InitiatorAlias", KK_DECL_I, 0, 0, 0, 0},
-	[IK_TargetAddress] = {"TargetAddress", KK_DECL_T, 0, 0, 0, 0},
-	[IK_TargetPortalGroupTag] = {"TargetPortalGroupTag", KK_DECL_T, 0, 0, 0, 0},
-	[IK_InitialR2T] = {"InitialR2T", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
-	[IK_ImmediateData] = {"ImmediateData", KK_AND, KF_LO | KF_DISC_IRR, 0, 1, 1},
-	[IK_MaxRecvDataSegmentLength] = {"MaxRecvDataSegmentLength", KK_MRDSL, 0, 512, 16777215, 8192},
-	[IK_MaxBurstLength] = {"MaxBurstLength", KK_MIN, KF_LO | KF_DISC_IRR, 512, 16777215, 262144},
-	[IK_FirstBurstLength] = {"FirstBurstLength", KK_MIN, KF_LO | KF_DISC_IRR, 512, 16777215, 65536},
-	[IK_DefaultTime2Wait] = {"DefaultTime2Wait", KK_MAX, KF_LO, 0, 3600, 2},
-	[IK_DefaultTime2Retain] = {"DefaultTime2Retain", KK_MIN, KF_LO, 0, 3600, 20},
-	[IK_MaxOutstandingR2T] = {"MaxOutstandingR2T", KK_MIN, KF_LO | KF_DISC_IRR, 1, 65535, 1},
-	[IK_DataPDUInOrder] = {"DataPDUInOrder", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
-	[IK_DataSequenceInOrder] = {"DataSequenceInOrder", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
-	[IK_ErrorRecoveryLevel] = {"ErrorRecoveryLevel", KK_MIN, KF_LO, 0, 2, 0},
-	[IK_SessionType] = {"SessionType", KK_DECL_I, KF_LO, 0, 0, 0},
-	[IK_AuthMethod] = {"AuthMethod", KK_LIST, 0, 0, 0, 0},
-	[IK_OFMarker] = {"OFMarker", KK_AND, 0, 0, 1, 0},
-	[IK_IFMarker] = {"IFMarker", KK_AND, 0, 0, 1, 0},
-	[IK_OFMarkInt] = {"OFMarkInt", KK_IRRELEVANT, 0, 0, 0, 0},
-	[IK_IFMarkInt] = {"IFMarkInt", KK_IRRELEVANT, 0, 0, 0, 0},
-	[IK_TaskReporting] = {"TaskReporting", KK_LIST, KF_LO | KF_DISC_IRR, 0, 0, 0},
-	[IK_iSCSIProtocolLevel] = {"iSCSIProtocolLevel", KK_MIN, KF_LO, 0, 31, 0},
-	[IK_RDMAExtensions] = {"RDMAExtensions", KK_AND, KF_LO, 0, 1, 0},
-	[IK_TargetRecvDataSegmentLength] = {"TargetRecvDataSegmentLength", KK_IRRELEVANT, 0, 0, 0, 0},
-	[IK_InitiatorRecvDataSegmentLength] = {"InitiatorRecvDataSegmentLength", KK_IRRELEVANT, 0, 0, 0, 0},
-	[IK_MaxOutstandingUnexpectedPDUs] = {"MaxOutstandingUnexpectedPDUs", KK_IRRELEVANT, 0, 0, 0, 0},
-	[IK_CHAP_A] = {"CHAP_A", KK_SECURITY, 0, 0, 0, 0},
-	[IK_CHAP_I] = {"CHAP_I", KK_SECURITY, 0, 0, 0, 0},
-	[IK_CHAP_C] = {"CHAP_C", KK_SECURITY, 0, 0, 0, 0},
-	[IK_CHAP_N] = {"CHAP_N", KK_SECURITY, 0, 0, 0, 0},
-	[IK_CHAP_R] = {"CHAP_R", KK_SECURITY, 0, 0, 0, 0},
+    [IK_HeaderDigest] = {"HeaderDigest", KK_LIST, 0, 0, 0, 0},
+    [IK_DataDigest] = {"DataDigest", KK_LIST, 0, 0, 0, 0},
+    [IK_MaxConnections] = {"MaxConnections", KK_MIN, KF_LO | KF_DISC_IRR, 1, 65535, 1},
+    [IK_SendTargets] = {"SendTargets", KK_TEXT_ONLY, 0, 0, 0, 0},
+    [IK_TargetName] = {"TargetName", KK_DECL_I, 0, 0, 0, 0},
+    [IK_InitiatorName] = {"InitiatorName", KK_DECL_I, 0, 0, 0, 0},
+    [IK_TargetAlias] = {"TargetAlias", KK_DECL_T, 0, 0, 0, 0},
+    [IK_InitiatorAlias] = {"InitiatorAlias", KK_DECL_I, 0, 0, 0, 0},
+    [IK_TargetAddress] = {"TargetAddress", KK_DECL_T, 0, 0, 0, 0},
+    [IK_TargetPortalGroupTag] = {"TargetPortalGroupTag", KK_DECL_T, 0, 0, 0, 0},
+    [IK_InitialR2T] = {"InitialR2T", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
+    [IK_ImmediateData] = {"ImmediateData", KK_AND, KF_LO | KF_DISC_IRR, 0, 1, 1},
+    [IK_MaxRecvDataSegmentLength] = {"MaxRecvDataSegmentLength", KK_MRDSL, 0, 512, 16777215, 8192},
+    [IK_MaxBurstLength] = {"MaxBurstLength", KK_MIN, KF_LO | KF_DISC_IRR, 512, 16777215, 262144},
+    [IK_FirstBurstLength] = {"FirstBurstLength", KK_MIN, KF_LO | KF_DISC_IRR, 512, 16777215, 65536},
+    [IK_DefaultTime2Wait] = {"DefaultTime2Wait", KK_MAX, KF_LO, 0, 3600, 2},
+    [IK_DefaultTime2Retain] = {"DefaultTime2Retain", KK_MIN, KF_LO, 0, 3600, 20},
+    [IK_MaxOutstandingR2T] = {"MaxOutstandingR2T", KK_MIN, KF_LO | KF_DISC_IRR, 1, 65535, 1},
+    [IK_DataPDUInOrder] = {"DataPDUInOrder", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
+    [IK_DataSequenceInOrder] = {"DataSequenceInOrder", KK_OR, KF_LO | KF_DISC_IRR, 0, 1, 1},
+    [IK_ErrorRecoveryLevel] = {"ErrorRecoveryLevel", KK_MIN, KF_LO, 0, 2, 0},
+    [IK_SessionType] = {"SessionType", KK_DECL_I, KF_LO, 0, 0, 0},
+    [IK_AuthMethod] = {"AuthMethod", KK_LIST, 0, 0, 0, 0},
+    [IK_OFMarker] = {"OFMarker", KK_AND, 0, 0, 1, 0},
+    [IK_IFMarker] = {"IFMarker", KK_AND, 0, 0, 1, 0},
+    [IK_OFMarkInt] = {"OFMarkInt", KK_IRRELEVANT, 0, 0, 0, 0},
+    [IK_IFMarkInt] = {"IFMarkInt", KK_IRRELEVANT, 0, 0, 0, 0},
+    [IK_TaskReporting] = {"TaskReporting", KK_LIST, KF_LO | KF_DISC_IRR, 0, 0, 0},
+    [IK_iSCSIProtocolLevel] = {"iSCSIProtocolLevel", KK_MIN, KF_LO, 0, 31, 0},
+    [IK_RDMAExtensions] = {"RDMAExtensions", KK_AND, KF_LO, 0, 1, 0},
+    [IK_TargetRecvDataSegmentLength] = {"TargetRecvDataSegmentLength", KK_IRRELEVANT, 0, 0, 0, 0},
+    [IK_InitiatorRecvDataSegmentLength] = {"InitiatorRecvDataSegmentLength", KK_IRRELEVANT, 0, 0, 0,
+					   0},
+    [IK_MaxOutstandingUnexpectedPDUs] = {"MaxOutstandingUnexpectedPDUs", KK_IRRELEVANT, 0, 0, 0, 0},
+    [IK_CHAP_A] = {"CHAP_A", KK_SECURITY, 0, 0, 0, 0},
+    [IK_CHAP_I] = {"CHAP_I", KK_SECURITY, 0, 0, 0, 0},
+    [IK_CHAP_C] = {"CHAP_C", KK_SECURITY, 0, 0, 0, 0},
+    [IK_CHAP_N] = {"CHAP_N", KK_SECURITY, 0, 0, 0, 0},
+    [IK_CHAP_R] = {"CHAP_R", KK_SECURITY, 0, 0, 0, 0},
 };
 
 enum iscsit_key iscsit_key_lookup(const char *name)
@@ -304,22 +305,35 @@ static uint64_t ours(const struct iscsit_neg *n, enum iscsit_key k)
 	const struct iscsit_tgt_params *t = n->tgt;
 
 	switch (k) {
-	case IK_MaxConnections: return t->max_connections;
-	case IK_InitialR2T: return t->initial_r2t;
-	case IK_ImmediateData: return t->immediate_data;
-	case IK_MaxBurstLength: return t->max_burst;
-	case IK_FirstBurstLength: return t->first_burst;
-	case IK_DefaultTime2Wait: return t->time2wait;
-	case IK_DefaultTime2Retain: return t->time2retain;
-	case IK_MaxOutstandingR2T: return t->max_outstanding_r2t;
-	case IK_DataPDUInOrder: return t->data_pdu_inorder;
-	case IK_DataSequenceInOrder: return t->data_seq_inorder;
-	case IK_ErrorRecoveryLevel: return t->erl;
-	case IK_iSCSIProtocolLevel: return 1;
+	case IK_MaxConnections:
+		return t->max_connections;
+	case IK_InitialR2T:
+		return t->initial_r2t;
+	case IK_ImmediateData:
+		return t->immediate_data;
+	case IK_MaxBurstLength:
+		return t->max_burst;
+	case IK_FirstBurstLength:
+		return t->first_burst;
+	case IK_DefaultTime2Wait:
+		return t->time2wait;
+	case IK_DefaultTime2Retain:
+		return t->time2retain;
+	case IK_MaxOutstandingR2T:
+		return t->max_outstanding_r2t;
+	case IK_DataPDUInOrder:
+		return t->data_pdu_inorder;
+	case IK_DataSequenceInOrder:
+		return t->data_seq_inorder;
+	case IK_ErrorRecoveryLevel:
+		return t->erl;
+	case IK_iSCSIProtocolLevel:
+		return 1;
 	case IK_OFMarker:
 	case IK_IFMarker:
 	case IK_RDMAExtensions:
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -328,30 +342,60 @@ static void set_result(struct iscsit_neg *n, enum iscsit_key k, uint64_t v)
 	struct iscsit_sess_params *r = n->res;
 
 	switch (k) {
-	case IK_MaxConnections: r->max_connections = (uint32_t)v; break;
-	case IK_InitialR2T: r->initial_r2t = v; break;
-	case IK_ImmediateData: r->immediate_data = v; break;
-	case IK_MaxBurstLength: r->max_burst = (uint32_t)v; break;
-	case IK_FirstBurstLength: r->first_burst = (uint32_t)v; break;
-	case IK_DefaultTime2Wait: r->time2wait = (uint32_t)v; break;
-	case IK_DefaultTime2Retain: r->time2retain = (uint32_t)v; break;
-	case IK_MaxOutstandingR2T: r->max_outstanding_r2t = (uint32_t)v; break;
-	case IK_DataPDUInOrder: r->data_pdu_inorder = v; break;
-	case IK_DataSequenceInOrder: r->data_seq_inorder = v; break;
-	case IK_ErrorRecoveryLevel: r->erl = (uint32_t)v; break;
-	case IK_iSCSIProtocolLevel: r->protocol_level = (uint32_t)v; break;
-	default: break;
+	case IK_MaxConnections:
+		r->max_connections = (uint32_t)v;
+		break;
+	case IK_InitialR2T:
+		r->initial_r2t = v;
+		break;
+	case IK_ImmediateData:
+		r->immediate_data = v;
+		break;
+	case IK_MaxBurstLength:
+		r->max_burst = (uint32_t)v;
+		break;
+	case IK_FirstBurstLength:
+		r->first_burst = (uint32_t)v;
+		break;
+	case IK_DefaultTime2Wait:
+		r->time2wait = (uint32_t)v;
+		break;
+	case IK_DefaultTime2Retain:
+		r->time2retain = (uint32_t)v;
+		break;
+	case IK_MaxOutstandingR2T:
+		r->max_outstanding_r2t = (uint32_t)v;
+		break;
+	case IK_DataPDUInOrder:
+		r->data_pdu_inorder = v;
+		break;
+	case IK_DataSequenceInOrder:
+		r->data_seq_inorder = v;
+		break;
+	case IK_ErrorRecoveryLevel:
+		r->erl = (uint32_t)v;
+		break;
+	case IK_iSCSIProtocolLevel:
+		r->protocol_level = (uint32_t)v;
+		break;
+	default:
+		break;
 	}
 }
 
 static uint64_t combine(enum key_kind kind, uint64_t a, uint64_t b)
 {
 	switch (kind) {
-	case KK_AND: return a && b;
-	case KK_OR: return a || b;
-	case KK_MIN: return a < b ? a : b;
-	case KK_MAX: return a > b ? a : b;
-	default: return b;
+	case KK_AND:
+		return a && b;
+	case KK_OR:
+		return a || b;
+	case KK_MIN:
+		return a < b ? a : b;
+	case KK_MAX:
+		return a > b ? a : b;
+	default:
+		return b;
 	}
 }
 
@@ -495,7 +539,8 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 		else if (k == IK_DataDigest)
 			r->data_digest = !strcmp(c, "CRC32C");
 		else if (k == IK_AuthMethod)
-			snprintf(n->auth_method, sizeof(n->auth_method), "%s", !strcmp(c, "CHAP") ? "CHAP" : "None");
+			snprintf(n->auth_method, sizeof(n->auth_method), "%s",
+				 !strcmp(c, "CHAP") ? "CHAP" : "None");
 		iscsit_text_add(out, kd->name, c);
 		n->answered |= BIT(k);
 		return 0;
@@ -519,9 +564,9 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 		n->answered |= BIT(k);
 		if (is_answer_word(val))
 			return 0; /* keeps the RFC default */
-		bool ok = (kd->kind == KK_AND || kd->kind == KK_OR) ? parse_bool_val(val, &v)
-								   : iscsit_parse_num(val, kd->max, &v) &&
-									     v >= kd->min;
+		bool ok = (kd->kind == KK_AND || kd->kind == KK_OR)
+			      ? parse_bool_val(val, &v)
+			      : iscsit_parse_num(val, kd->max, &v) && v >= kd->min;
 		if (!ok || combine(kd->kind, mine, v) != v)
 			return ISCSI_LOGIN_INITIATOR_ERROR;
 		set_result(n, k, v);
@@ -546,9 +591,8 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 	return 0;
 }
 
-uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned nkv,
-			  unsigned stage, struct iscsit_text *out, unsigned *sec_idx,
-			  unsigned *nsec)
+uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned nkv, unsigned stage,
+			  struct iscsit_text *out, unsigned *sec_idx, unsigned *nsec)
 {
 	(void)stage;
 	*nsec = 0;
@@ -695,21 +739,24 @@ struct num_attr {
 	uint64_t min, max;
 };
 
-#define NA(n, f, lo, hi) {n, offsetof(struct iscsit_tgt_params, f), lo, hi}
+#define NA(n, f, lo, hi)                                                                           \
+	{                                                                                          \
+		n, offsetof(struct iscsit_tgt_params, f), lo, hi                                   \
+	}
 static const struct num_attr num_attrs[] = {
-	NA("MaxRecvDataSegmentLength", max_recv_dsl, 512, 16777215),
-	NA("MaxXmitDataSegmentLength", max_xmit_dsl, 512, 16777215),
-	NA("MaxBurstLength", max_burst, 512, 16777215),
-	NA("FirstBurstLength", first_burst, 512, 16777215),
-	NA("MaxOutstandingR2T", max_outstanding_r2t, 1, 65535),
-	NA("MaxConnections", max_connections, 1, 65535),
-	NA("DefaultTime2Wait", time2wait, 0, 3600),
-	NA("DefaultTime2Retain", time2retain, 0, 3600),
-	NA("ErrorRecoveryLevel", erl, 0, 0),
-	NA("QueuedCommands", queued_cmds, 1, 2048),
-	NA("NopInInterval", nop_in_interval, 0, 3600),
-	NA("NopInTimeout", nop_in_timeout, 1, 3600),
-	NA("RspTimeout", rsp_timeout, 1, 65535),
+    NA("MaxRecvDataSegmentLength", max_recv_dsl, 512, 16777215),
+    NA("MaxXmitDataSegmentLength", max_xmit_dsl, 512, 16777215),
+    NA("MaxBurstLength", max_burst, 512, 16777215),
+    NA("FirstBurstLength", first_burst, 512, 16777215),
+    NA("MaxOutstandingR2T", max_outstanding_r2t, 1, 65535),
+    NA("MaxConnections", max_connections, 1, 65535),
+    NA("DefaultTime2Wait", time2wait, 0, 3600),
+    NA("DefaultTime2Retain", time2retain, 0, 3600),
+    NA("ErrorRecoveryLevel", erl, 0, 0),
+    NA("QueuedCommands", queued_cmds, 1, 2048),
+    NA("NopInInterval", nop_in_interval, 0, 3600),
+    NA("NopInTimeout", nop_in_timeout, 1, 3600),
+    NA("RspTimeout", rsp_timeout, 1, 65535),
 };
 
 void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt_attr *a,
@@ -723,7 +770,8 @@ void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt
 		    !strcasecmp(k, "DataPDUInOrder") || !strcasecmp(k, "DataSequenceInOrder")) {
 			if (!attr_bool(v, &b)) {
 				if (d)
-					diag_error(d, a[i].line, "%s: expected Yes or No, got '%s'", k, v);
+					diag_error(d, a[i].line, "%s: expected Yes or No, got '%s'",
+						   k, v);
 				continue;
 			}
 			if (!strcasecmp(k, "InitialR2T"))
@@ -742,7 +790,8 @@ void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt
 			if (!attr_digest(v, &crc, &none)) {
 				if (d)
 					diag_error(d, a[i].line,
-						   "%s: expected CRC32C, None or both, got '%s'", k, v);
+						   "%s: expected CRC32C, None or both, got '%s'", k,
+						   v);
 				continue;
 			}
 			if (!strcasecmp(k, "HeaderDigest")) {
@@ -761,8 +810,9 @@ void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt
 				continue;
 			if (!parse_u64(v, &x) || x < num_attrs[j].min || x > num_attrs[j].max) {
 				if (d)
-					diag_error(d, a[i].line, "%s: '%s' is not a number in %llu..%llu",
-						   k, v, (unsigned long long)num_attrs[j].min,
+					diag_error(d, a[i].line,
+						   "%s: '%s' is not a number in %llu..%llu", k, v,
+						   (unsigned long long)num_attrs[j].min,
 						   (unsigned long long)num_attrs[j].max);
 				break;
 			}

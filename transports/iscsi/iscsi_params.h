@@ -10,9 +10,9 @@
 
 #include "scsi/attr.h"
 
-#define ISCSI_KEY_NAME_MAX   63
-#define ISCSI_VALUE_MAX      8192 /* longest value we accept (CHAP challenges are the big ones) */
-#define ISCSI_NAME_LEN       224
+#define ISCSI_KEY_NAME_MAX 63
+#define ISCSI_VALUE_MAX	   8192 /* longest value we accept (CHAP challenges are the big ones) */
+#define ISCSI_NAME_LEN	   224
 
 /* ---- growing text buffer for "key=value\0" responses ---- */
 struct iscsit_text {
@@ -22,7 +22,7 @@ struct iscsit_text {
 };
 void iscsit_text_add(struct iscsit_text *t, const char *key, const char *val);
 void iscsit_text_addf(struct iscsit_text *t, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void iscsit_text_free(struct iscsit_text *t);
 
 /* ---- key=value parsing ---- */
@@ -52,24 +52,24 @@ bool iscsit_parse_num(const char *s, uint64_t max, uint64_t *out);
 
 /* What the target is configured to want (scst.conf target attributes, SCST defaults). */
 struct iscsit_tgt_params {
-	bool initial_r2t;          /* InitialR2T, default No */
-	bool immediate_data;       /* ImmediateData, default Yes */
-	bool data_pdu_inorder;     /* DataPDUInOrder, default Yes */
-	bool data_seq_inorder;     /* DataSequenceInOrder, default Yes */
-	bool hdigest_crc, hdigest_none; /* HeaderDigest values we accept */
-	bool ddigest_crc, ddigest_none; /* DataDigest values we accept */
-	uint32_t max_recv_dsl;     /* MaxRecvDataSegmentLength we declare, default 1 MiB */
-	uint32_t max_xmit_dsl;     /* cap on what we send per PDU, default 1 MiB */
-	uint32_t max_burst;        /* MaxBurstLength, default 1 MiB */
-	uint32_t first_burst;      /* FirstBurstLength, default 64 KiB */
-	uint32_t max_outstanding_r2t; /* default 32 */
-	uint32_t max_connections;  /* default 1 */
+	bool initial_r2t;		 /* InitialR2T, default No */
+	bool immediate_data;		 /* ImmediateData, default Yes */
+	bool data_pdu_inorder;		 /* DataPDUInOrder, default Yes */
+	bool data_seq_inorder;		 /* DataSequenceInOrder, default Yes */
+	bool hdigest_crc, hdigest_none;	 /* HeaderDigest values we accept */
+	bool ddigest_crc, ddigest_none;	 /* DataDigest values we accept */
+	uint32_t max_recv_dsl;		 /* MaxRecvDataSegmentLength we declare, default 1 MiB */
+	uint32_t max_xmit_dsl;		 /* cap on what we send per PDU, default 1 MiB */
+	uint32_t max_burst;		 /* MaxBurstLength, default 1 MiB */
+	uint32_t first_burst;		 /* FirstBurstLength, default 64 KiB */
+	uint32_t max_outstanding_r2t;	 /* default 32 */
+	uint32_t max_connections;	 /* default 1 */
 	uint32_t time2wait, time2retain; /* DefaultTime2Wait 2, DefaultTime2Retain 0 (ERL 0) */
-	uint32_t erl;              /* ErrorRecoveryLevel: only 0 */
-	uint32_t queued_cmds;      /* QueuedCommands: CmdSN window, default 32 */
-	uint32_t nop_in_interval;  /* seconds, 0 = never ping; default 30 */
-	uint32_t nop_in_timeout;   /* seconds to wait for the NOP-Out answer; default 30 */
-	uint32_t rsp_timeout;      /* seconds a command may take before we drop the connection */
+	uint32_t erl;			 /* ErrorRecoveryLevel: only 0 */
+	uint32_t queued_cmds;		 /* QueuedCommands: CmdSN window, default 32 */
+	uint32_t nop_in_interval;	 /* seconds, 0 = never ping; default 30 */
+	uint32_t nop_in_timeout;	 /* seconds to wait for the NOP-Out answer; default 30 */
+	uint32_t rsp_timeout; /* seconds a command may take before we drop the connection */
 };
 void iscsit_tgt_params_default(struct iscsit_tgt_params *p);
 
@@ -139,14 +139,14 @@ bool iscsit_key_is_security(enum iscsit_key k);
 struct iscsit_neg {
 	const struct iscsit_tgt_params *tgt;
 	struct iscsit_sess_params *res;
-	bool leading;               /* leading connection (TSIH 0): LO keys allowed */
+	bool leading; /* leading connection (TSIH 0): LO keys allowed */
 	bool session_type_known;
-	uint64_t seen;              /* keys the initiator sent (duplicate detection) */
-	uint64_t offered;           /* keys we sent first and await an answer for */
-	uint64_t answered;          /* keys settled either way */
-	bool declared_mrdsl;        /* our MaxRecvDataSegmentLength declaration went out */
+	uint64_t seen;	     /* keys the initiator sent (duplicate detection) */
+	uint64_t offered;    /* keys we sent first and await an answer for */
+	uint64_t answered;   /* keys settled either way */
+	bool declared_mrdsl; /* our MaxRecvDataSegmentLength declaration went out */
 	bool auth_chap_allowed, auth_none_allowed; /* what AuthMethod may resolve to */
-	char auth_method[16];       /* "CHAP" / "None" once chosen, else "" */
+	char auth_method[16];			   /* "CHAP" / "None" once chosen, else "" */
 };
 
 void iscsit_neg_init(struct iscsit_neg *n, const struct iscsit_tgt_params *tgt,
@@ -156,9 +156,8 @@ void iscsit_neg_init(struct iscsit_neg *n, const struct iscsit_tgt_params *tgt,
  * AuthMethod are left for the caller (their indexes are collected in sec_idx).  Appends the
  * answers to out.  Returns 0, or the login status to fail with (duplicate key, bad answer to
  * our offer, a missing or malformed declaration). */
-uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned nkv,
-			  unsigned stage, struct iscsit_text *out, unsigned *sec_idx,
-			  unsigned *nsec);
+uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned nkv, unsigned stage,
+			  struct iscsit_text *out, unsigned *sec_idx, unsigned *nsec);
 /* Before answering a request that asks to leave the operational stage: add our own offers for
  * keys the initiator did not mention but whose default we cannot live with, and declare our
  * MaxRecvDataSegmentLength.  Returns true when an offer went out, i.e. we must not transit yet. */

@@ -23,25 +23,44 @@ bool iscsi_opcode_is_initiator(uint8_t op)
 const char *iscsi_opcode_name(uint8_t op)
 {
 	switch (op) {
-	case ISCSI_OP_NOP_OUT: return "NOP-Out";
-	case ISCSI_OP_SCSI_CMD: return "SCSI-Command";
-	case ISCSI_OP_TMF_REQ: return "TMF-Request";
-	case ISCSI_OP_LOGIN_REQ: return "Login-Request";
-	case ISCSI_OP_TEXT_REQ: return "Text-Request";
-	case ISCSI_OP_DATA_OUT: return "Data-Out";
-	case ISCSI_OP_LOGOUT_REQ: return "Logout-Request";
-	case ISCSI_OP_SNACK_REQ: return "SNACK";
-	case ISCSI_OP_NOP_IN: return "NOP-In";
-	case ISCSI_OP_SCSI_RSP: return "SCSI-Response";
-	case ISCSI_OP_TMF_RSP: return "TMF-Response";
-	case ISCSI_OP_LOGIN_RSP: return "Login-Response";
-	case ISCSI_OP_TEXT_RSP: return "Text-Response";
-	case ISCSI_OP_DATA_IN: return "Data-In";
-	case ISCSI_OP_LOGOUT_RSP: return "Logout-Response";
-	case ISCSI_OP_R2T: return "R2T";
-	case ISCSI_OP_ASYNC: return "Async-Message";
-	case ISCSI_OP_REJECT: return "Reject";
-	default: return "unknown";
+	case ISCSI_OP_NOP_OUT:
+		return "NOP-Out";
+	case ISCSI_OP_SCSI_CMD:
+		return "SCSI-Command";
+	case ISCSI_OP_TMF_REQ:
+		return "TMF-Request";
+	case ISCSI_OP_LOGIN_REQ:
+		return "Login-Request";
+	case ISCSI_OP_TEXT_REQ:
+		return "Text-Request";
+	case ISCSI_OP_DATA_OUT:
+		return "Data-Out";
+	case ISCSI_OP_LOGOUT_REQ:
+		return "Logout-Request";
+	case ISCSI_OP_SNACK_REQ:
+		return "SNACK";
+	case ISCSI_OP_NOP_IN:
+		return "NOP-In";
+	case ISCSI_OP_SCSI_RSP:
+		return "SCSI-Response";
+	case ISCSI_OP_TMF_RSP:
+		return "TMF-Response";
+	case ISCSI_OP_LOGIN_RSP:
+		return "Login-Response";
+	case ISCSI_OP_TEXT_RSP:
+		return "Text-Response";
+	case ISCSI_OP_DATA_IN:
+		return "Data-In";
+	case ISCSI_OP_LOGOUT_RSP:
+		return "Logout-Response";
+	case ISCSI_OP_R2T:
+		return "R2T";
+	case ISCSI_OP_ASYNC:
+		return "Async-Message";
+	case ISCSI_OP_REJECT:
+		return "Reject";
+	default:
+		return "unknown";
 	}
 }
 
@@ -81,9 +100,8 @@ void iscsi_bhs_text_rsp(uint8_t *hdr, uint32_t itt, uint32_t ttt, bool final, bo
 	put_sn(hdr, sn);
 }
 
-void iscsi_bhs_scsi_rsp(uint8_t *hdr, uint32_t itt, uint8_t status, uint8_t flags,
-			uint32_t resid, const struct iscsi_sn *sn, uint32_t exp_data_sn,
-			uint32_t dsl)
+void iscsi_bhs_scsi_rsp(uint8_t *hdr, uint32_t itt, uint8_t status, uint8_t flags, uint32_t resid,
+			const struct iscsi_sn *sn, uint32_t exp_data_sn, uint32_t dsl)
 {
 	memset(hdr, 0, ISCSI_BHS_LEN);
 	hdr[0] = ISCSI_OP_SCSI_RSP;
@@ -122,8 +140,8 @@ void iscsi_bhs_data_in(uint8_t *hdr, const uint8_t lun[8], uint32_t itt, uint8_t
 	iscsi_put32(hdr + 40, offset);
 }
 
-void iscsi_bhs_r2t(uint8_t *hdr, const uint8_t lun[8], uint32_t itt, uint32_t ttt,
-		   uint32_t r2t_sn, uint32_t offset, uint32_t len, const struct iscsi_sn *sn)
+void iscsi_bhs_r2t(uint8_t *hdr, const uint8_t lun[8], uint32_t itt, uint32_t ttt, uint32_t r2t_sn,
+		   uint32_t offset, uint32_t len, const struct iscsi_sn *sn)
 {
 	memset(hdr, 0, ISCSI_BHS_LEN);
 	hdr[0] = ISCSI_OP_R2T;
@@ -274,7 +292,8 @@ bool iscsi_parse_scsi_cmd(const uint8_t *hdr, const uint8_t *ahs, unsigned ahs_l
 			out->cdb = cdb_buf;
 			out->cdb_len = 16 + extra;
 		} else if (type == 2) {
-			/* Expected bidirectional read data length: we refuse bidi commands later. */
+			/* Expected bidirectional read data length: we refuse bidi commands later.
+			 */
 		} else {
 			return false;
 		}

@@ -157,8 +157,9 @@ static int open_one(struct iscsit_portal *p, char *err, size_t errlen)
 
 		getsockname(fd, (struct sockaddr *)&p->addr, &len);
 		p->addrlen = len;
-		p->port = ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
-						      : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
+		p->port =
+		    ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
+					       : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
 	}
 	return 0;
 }
@@ -190,8 +191,9 @@ int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
 		snprintf(p->str, sizeof(p->str), "%s", vals[i]);
 		p->wildcard = is_wildcard(&p->addr);
 		p->family = p->addr.ss_family;
-		p->port = ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
-						      : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
+		p->port =
+		    ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
+					       : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
 		if (open_one(p, err, errlen)) {
 			/* The default [::] may fail on a host without IPv6: not fatal then. */
 			if (defaults && p->family == AF_INET6) {

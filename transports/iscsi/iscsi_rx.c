@@ -192,7 +192,8 @@ static enum step advance(struct iscsit_rx *rx, const uint8_t *p, size_t n,
 			return STEP_CONTINUE;
 		rx->got = 0;
 		{
-			uint32_t crc = iscsi_crc32c_update(ISCSI_CRC32C_INIT, rx->bhs, ISCSI_BHS_LEN);
+			uint32_t crc =
+			    iscsi_crc32c_update(ISCSI_CRC32C_INIT, rx->bhs, ISCSI_BHS_LEN);
 
 			crc = iscsi_crc32c_final(iscsi_crc32c_update(crc, rx->ahs, rx->ahs_len));
 			if (crc != iscsi_digest_get(rx->hdigest)) {
@@ -261,8 +262,8 @@ enum iscsit_rx_result iscsit_rx_run(struct iscsit_rx *rx, iscsit_recv_fn recv, v
 				return RX_ERROR;
 			}
 			if (r == 0) {
-				rx->why = iscsit_rx_idle(rx) ? "connection closed" :
-							       "connection closed inside a PDU";
+				rx->why = iscsit_rx_idle(rx) ? "connection closed"
+							     : "connection closed inside a PDU";
 				return RX_EOF;
 			}
 			n = (size_t)r < need ? (size_t)r : need;

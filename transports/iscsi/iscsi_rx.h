@@ -19,7 +19,7 @@
 
 #include "transports/iscsi/iscsi_pdu.h"
 
-#define ISCSIT_RX_STAGE  16384
+#define ISCSIT_RX_STAGE	  16384
 #define ISCSIT_RX_DST_MAX 4
 
 enum iscsit_rx_state {
@@ -36,7 +36,7 @@ struct iscsit_rx;
 /* Return values of the callbacks. */
 enum {
 	RX_CB_OK = 0,
-	RX_CB_PAUSE = 1, /* stop after this PDU; the owner calls iscsit_rx_run() again later */
+	RX_CB_PAUSE = 1,  /* stop after this PDU; the owner calls iscsit_rx_run() again later */
 	RX_CB_FATAL = -1, /* close the connection */
 };
 
@@ -75,9 +75,9 @@ struct iscsit_rx {
 	int dst_cnt;
 	int dst_idx;
 	size_t dst_off;
-	bool discard;     /* data read and digested but thrown away */
-	bool to_scratch;  /* data went to scratch (valid in on_pdu) */
-	uint32_t crc;     /* running data digest */
+	bool discard;	 /* data read and digested but thrown away */
+	bool to_scratch; /* data went to scratch (valid in on_pdu) */
+	uint32_t crc;	 /* running data digest */
 	bool ddigest_bad;
 
 	uint8_t *scratch;
@@ -89,17 +89,17 @@ struct iscsit_rx {
 
 	/* counters */
 	uint64_t bytes, pdus;
-	int err;         /* errno of the last failed recv */
+	int err;	 /* errno of the last failed recv */
 	const char *why; /* what went wrong, for the log, when RX_ERROR/RX_EOF */
 	uint8_t sink[1024];
 };
 
 enum iscsit_rx_result {
 	RX_WOULD_BLOCK, /* source empty: wait for readability */
-	RX_BUDGET,      /* processed the budget of PDUs: call again */
-	RX_PAUSED,      /* a callback asked to pause */
-	RX_EOF,         /* orderly end of stream (clean only at a PDU boundary) */
-	RX_ERROR,       /* recv error, header digest mismatch, or a callback said fatal */
+	RX_BUDGET,	/* processed the budget of PDUs: call again */
+	RX_PAUSED,	/* a callback asked to pause */
+	RX_EOF,		/* orderly end of stream (clean only at a PDU boundary) */
+	RX_ERROR,	/* recv error, header digest mismatch, or a callback said fatal */
 };
 
 int iscsit_rx_init(struct iscsit_rx *rx);

@@ -164,19 +164,20 @@ int iscsit_text_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 			const char *what = kv[i].val;
 
 			if (s->p.discovery)
-				iscsit_sendtargets(c->ctx, *what ? what : "All", s->p.initiator_name,
-						   &c->local, c->portal, NULL, &c->text_rsp);
+				iscsit_sendtargets(c->ctx, *what ? what : "All",
+						   s->p.initiator_name, &c->local, c->portal, NULL,
+						   &c->text_rsp);
 			else if (!*what || !strcmp(what, s->tgt->name))
 				iscsit_sendtargets(c->ctx, "All", s->p.initiator_name, &c->local,
 						   c->portal, s->tgt, &c->text_rsp);
 			/* SendTargets=All in a normal session: nothing (RFC 7143 appendix C) */
 		} else if (k == IK_MaxRecvDataSegmentLength) {
 			const struct iscsit_tgt_params *tp =
-				s->tgt ? &s->tgt->params : &c->ctx->disc_params;
+			    s->tgt ? &s->tgt->params : &c->ctx->disc_params;
 
 			if (iscsit_parse_num(kv[i].val, 16777215, &v) && v >= 512)
 				s->p.max_xmit_dsl =
-					(uint32_t)(v < tp->max_xmit_dsl ? v : tp->max_xmit_dsl);
+				    (uint32_t)(v < tp->max_xmit_dsl ? v : tp->max_xmit_dsl);
 			else
 				iscsit_text_add(&c->text_rsp, kv[i].key, "Reject");
 		} else if (k == IK_UNKNOWN) {

@@ -35,13 +35,19 @@ static void send_tmf_rsp(struct iscsit_conn *c, uint32_t itt, uint8_t response, 
 static uint8_t map_resp(enum scsi_tmf_resp r)
 {
 	switch (r) {
-	case SCSI_TMF_COMPLETE: return ISCSI_TMF_RSP_COMPLETE;
-	case SCSI_TMF_SUCCEEDED: return ISCSI_TMF_RSP_SUCCEEDED;
-	case SCSI_TMF_NO_TASK: return ISCSI_TMF_RSP_NO_TASK;
-	case SCSI_TMF_NO_LUN: return ISCSI_TMF_RSP_NO_LUN;
-	case SCSI_TMF_NOT_SUPPORTED: return ISCSI_TMF_RSP_NOT_SUPPORTED;
+	case SCSI_TMF_COMPLETE:
+		return ISCSI_TMF_RSP_COMPLETE;
+	case SCSI_TMF_SUCCEEDED:
+		return ISCSI_TMF_RSP_SUCCEEDED;
+	case SCSI_TMF_NO_TASK:
+		return ISCSI_TMF_RSP_NO_TASK;
+	case SCSI_TMF_NO_LUN:
+		return ISCSI_TMF_RSP_NO_LUN;
+	case SCSI_TMF_NOT_SUPPORTED:
+		return ISCSI_TMF_RSP_NOT_SUPPORTED;
 	case SCSI_TMF_REJECTED:
-	default: return ISCSI_TMF_RSP_REJECTED;
+	default:
+		return ISCSI_TMF_RSP_REJECTED;
 	}
 }
 
@@ -101,8 +107,8 @@ static unsigned abort_local(struct iscsit_conn *c, bool by_lun, uint64_t lun, bo
 				continue;
 			n++;
 			if (t->in_waitq) {
-				/* it stays in the CmdSN queue, marked, so the gap logic stays right;
-				 * the queue frees it when its turn comes */
+				/* it stays in the CmdSN queue, marked, so the gap logic stays
+				 * right; the queue frees it when its turn comes */
 				t->local_abort = true;
 				t->state = TS_CMDSN_WAIT;
 				iscsit_task_gone(c, t->itt);
@@ -132,17 +138,39 @@ int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		return RX_CB_OK;
 	}
 	switch (func) {
-	case ISCSI_TMF_ABORT_TASK: fn = SCSI_TMF_ABORT_TASK; break;
-	case ISCSI_TMF_ABORT_TASK_SET: fn = SCSI_TMF_ABORT_TASK_SET; break;
-	case ISCSI_TMF_CLEAR_ACA: fn = SCSI_TMF_CLEAR_ACA; break;
-	case ISCSI_TMF_CLEAR_TASK_SET: fn = SCSI_TMF_CLEAR_TASK_SET; break;
-	case ISCSI_TMF_LUN_RESET: fn = SCSI_TMF_LOGICAL_UNIT_RESET; break;
-	case ISCSI_TMF_TARGET_WARM_RESET: fn = SCSI_TMF_TARGET_WARM_RESET; break;
-	case ISCSI_TMF_TARGET_COLD_RESET: fn = SCSI_TMF_TARGET_COLD_RESET; break;
-	case ISCSI_TMF_QUERY_TASK: fn = SCSI_TMF_QUERY_TASK; break;
-	case ISCSI_TMF_QUERY_TASK_SET: fn = SCSI_TMF_QUERY_TASK_SET; break;
-	case ISCSI_TMF_I_T_NEXUS_RESET: fn = SCSI_TMF_I_T_NEXUS_RESET; break;
-	case ISCSI_TMF_QUERY_ASYNC_EVENT: fn = SCSI_TMF_QUERY_ASYNC_EVENT; break;
+	case ISCSI_TMF_ABORT_TASK:
+		fn = SCSI_TMF_ABORT_TASK;
+		break;
+	case ISCSI_TMF_ABORT_TASK_SET:
+		fn = SCSI_TMF_ABORT_TASK_SET;
+		break;
+	case ISCSI_TMF_CLEAR_ACA:
+		fn = SCSI_TMF_CLEAR_ACA;
+		break;
+	case ISCSI_TMF_CLEAR_TASK_SET:
+		fn = SCSI_TMF_CLEAR_TASK_SET;
+		break;
+	case ISCSI_TMF_LUN_RESET:
+		fn = SCSI_TMF_LOGICAL_UNIT_RESET;
+		break;
+	case ISCSI_TMF_TARGET_WARM_RESET:
+		fn = SCSI_TMF_TARGET_WARM_RESET;
+		break;
+	case ISCSI_TMF_TARGET_COLD_RESET:
+		fn = SCSI_TMF_TARGET_COLD_RESET;
+		break;
+	case ISCSI_TMF_QUERY_TASK:
+		fn = SCSI_TMF_QUERY_TASK;
+		break;
+	case ISCSI_TMF_QUERY_TASK_SET:
+		fn = SCSI_TMF_QUERY_TASK_SET;
+		break;
+	case ISCSI_TMF_I_T_NEXUS_RESET:
+		fn = SCSI_TMF_I_T_NEXUS_RESET;
+		break;
+	case ISCSI_TMF_QUERY_ASYNC_EVENT:
+		fn = SCSI_TMF_QUERY_ASYNC_EVENT;
+		break;
 	case ISCSI_TMF_TASK_REASSIGN:
 		/* needs ErrorRecoveryLevel 2 */
 		send_tmf_rsp(c, itt, ISCSI_TMF_RSP_NO_REASSIGN, false);
@@ -163,8 +191,8 @@ int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 
 			send_tmf_rsp(c, itt,
 				     !t && sn_le(exp, ref_sn) && sn_le(ref_sn, max)
-					     ? ISCSI_TMF_RSP_COMPLETE
-					     : ISCSI_TMF_RSP_NO_TASK,
+					 ? ISCSI_TMF_RSP_COMPLETE
+					 : ISCSI_TMF_RSP_NO_TASK,
 				     false);
 			return RX_CB_OK;
 		}

@@ -12,18 +12,42 @@
 struct iscsit_ctx *iscsit_global;
 
 static const char *const driver_attrs[] = {
-	"enabled", "listen", "IncomingUser", "OutgoingUser", "nodelay", "sndbuf", "rcvbuf",
-	"worker_threads", "logout_wait", NULL,
+    "enabled", "listen", "IncomingUser",   "OutgoingUser", "nodelay",
+    "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  NULL,
 };
 
 static const char *const target_attrs[] = {
-	"enabled", "rel_tgt_id", "tpgt", "TargetAlias", "IncomingUser", "OutgoingUser",
-	"allowed_portal", "HeaderDigest", "DataDigest", "InitialR2T", "ImmediateData",
-	"MaxRecvDataSegmentLength", "MaxXmitDataSegmentLength", "MaxBurstLength",
-	"FirstBurstLength", "MaxOutstandingR2T", "MaxConnections", "MaxSessions",
-	"QueuedCommands", "NopInInterval", "NopInTimeout", "RspTimeout", "DataPDUInOrder",
-	"DataSequenceInOrder", "ErrorRecoveryLevel", "DefaultTime2Wait", "DefaultTime2Retain",
-	"nodelay", "sndbuf", "rcvbuf", NULL,
+    "enabled",
+    "rel_tgt_id",
+    "tpgt",
+    "TargetAlias",
+    "IncomingUser",
+    "OutgoingUser",
+    "allowed_portal",
+    "HeaderDigest",
+    "DataDigest",
+    "InitialR2T",
+    "ImmediateData",
+    "MaxRecvDataSegmentLength",
+    "MaxXmitDataSegmentLength",
+    "MaxBurstLength",
+    "FirstBurstLength",
+    "MaxOutstandingR2T",
+    "MaxConnections",
+    "MaxSessions",
+    "QueuedCommands",
+    "NopInInterval",
+    "NopInTimeout",
+    "RspTimeout",
+    "DataPDUInOrder",
+    "DataSequenceInOrder",
+    "ErrorRecoveryLevel",
+    "DefaultTime2Wait",
+    "DefaultTime2Retain",
+    "nodelay",
+    "sndbuf",
+    "rcvbuf",
+    NULL,
 };
 
 /* ---------------------------------------------------------------- attribute parsing */
@@ -50,7 +74,8 @@ static bool split_user(const char *v, struct iscsit_chap_user *u)
 		return false;
 	snprintf(u->secret, sizeof(u->secret), "%s", sp);
 	/* trailing blanks are not part of the secret */
-	for (size_t l = strlen(u->secret); l && (u->secret[l - 1] == ' ' || u->secret[l - 1] == '\t');)
+	for (size_t l = strlen(u->secret);
+	     l && (u->secret[l - 1] == ' ' || u->secret[l - 1] == '\t');)
 		u->secret[--l] = '\0';
 	return true;
 }
@@ -68,8 +93,8 @@ int iscsit_auth_parse(struct iscsit_auth *a, const struct tgt_attrs *as, struct 
 			continue;
 		if (!split_user(at->value, &u)) {
 			if (d)
-				diag_error(d, at->line, "%s: expected 'USER SECRET', got '%s'", at->key,
-					   at->value);
+				diag_error(d, at->line, "%s: expected 'USER SECRET', got '%s'",
+					   at->key, at->value);
 			bad++;
 			continue;
 		}
@@ -108,8 +133,8 @@ static bool attr_u64(const struct tgt_attrs *as, const char *key, uint64_t max, 
 			continue;
 		if (!parse_size(as->a[i].value, out) || *out > max) {
 			if (d)
-				diag_error(d, as->a[i].line, "%s: '%s' is not a number up to %llu", key,
-					   as->a[i].value, (unsigned long long)max);
+				diag_error(d, as->a[i].line, "%s: '%s' is not a number up to %llu",
+					   key, as->a[i].value, (unsigned long long)max);
 			return false;
 		}
 		return true;
@@ -381,10 +406,10 @@ static void iscsit_stop(void)
 }
 
 const struct tgt_transport iscsi_transport = {
-	.driver = "iscsi",
-	.driver_attrs = driver_attrs,
-	.target_attrs = target_attrs,
-	.validate = iscsit_validate,
-	.start = iscsit_start,
-	.stop = iscsit_stop,
+    .driver = "iscsi",
+    .driver_attrs = driver_attrs,
+    .target_attrs = target_attrs,
+    .validate = iscsit_validate,
+    .start = iscsit_start,
+    .stop = iscsit_stop,
 };

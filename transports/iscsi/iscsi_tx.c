@@ -152,11 +152,10 @@ static bool datain_next(struct iscsit_conn *c, struct iscsit_txe *e, struct iscs
 		else if (t->st.resid_kind == SCSI_RESID_OVER)
 			flags |= ISCSI_DATAIN_OVER;
 	}
-	iscsi_bhs_data_in(s->hdr, t->lun_raw, t->itt, flags, t->st.status, t->din_sn++, t->din_off,
-			  (flags & ISCSI_DATAIN_STATUS) && t->st.resid_kind != SCSI_RESID_NONE
-				  ? t->st.resid
-				  : 0,
-			  &sn, n);
+	iscsi_bhs_data_in(
+	    s->hdr, t->lun_raw, t->itt, flags, t->st.status, t->din_sn++, t->din_off,
+	    (flags & ISCSI_DATAIN_STATUS) && t->st.resid_kind != SCSI_RESID_NONE ? t->st.resid : 0,
+	    &sn, n);
 	slot_fill(c, s, s->hdr, t->buf + t->din_off, n, false);
 	t->din_off += n;
 	return last;

@@ -100,7 +100,8 @@ static unsigned drain_msgs(struct iscsit_worker *w)
 	unsigned n = 0;
 
 	for (;;) {
-		struct iscsit_msg *m = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
+		struct iscsit_msg *m =
+		    atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
 		struct iscsit_msg *rev = NULL;
 
 		while (m) {
@@ -204,7 +205,8 @@ static void *worker_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 
-			if (p != w && !is_portal(ctx, p) && (evs[i].events & (EPOLLHUP | EPOLLRDHUP))) {
+			if (p != w && !is_portal(ctx, p) &&
+			    (evs[i].events & (EPOLLHUP | EPOLLRDHUP))) {
 				iscsit_conn_input(p);
 				evs[i].events = 0;
 			}
@@ -218,7 +220,8 @@ static void *worker_main(void *arg)
 				uint64_t v;
 
 				if (read(w->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-					iscsit_log("worker %u: eventfd read: %s", w->idx, strerror(errno));
+					iscsit_log("worker %u: eventfd read: %s", w->idx,
+						   strerror(errno));
 				continue;
 			}
 			if (is_portal(ctx, p)) {
