@@ -76,6 +76,8 @@ unsigned scsi_ua_known_ports(struct scsi_dev *dev, uint16_t *rtpis, unsigned max
 /* Admission rule: NOT READY when t's target port group is standby/unavailable/transitioning
  * and the command is not allowed there. */
 enum scsi_sr scsi_alua_check(struct scsi_task *t);
+/* Medium access through a port group in this state: SR_OK or the NOT READY reason. */
+enum scsi_sr scsi_alua_access(enum scsi_alua_state state);
 /* The implicit group every LU without a DEVICE_GROUP is in. */
 #define SCSI_DEFAULT_TPG_ID 0
 

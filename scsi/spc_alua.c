@@ -23,16 +23,9 @@ const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt
 	return NULL;
 }
 
-enum scsi_sr scsi_alua_check(struct scsi_task *t)
+enum scsi_sr scsi_alua_access(enum scsi_alua_state state)
 {
-	const struct scsi_tpg *tpg;
-
-	if (!t->core.dev || !t->nexus)
-		return SR_OK;
-	tpg = scsi_dev_tpg(t->core.dev, t->nexus->rel_tgt_id);
-	if (!tpg || (t->core.desc->flags & SCSI_CF_ALUA_SB_OK))
-		return SR_OK;
-	switch (tpg->state) {
+	switch (state) {
 	case ALUA_ACTIVE_OPTIMIZED:
 	case ALUA_ACTIVE_NONOPTIMIZED:
 		return SR_OK;
@@ -45,6 +38,18 @@ enum scsi_sr scsi_alua_check(struct scsi_task *t)
 	default:
 		return SR_ALUA_UNAVAILABLE;
 	}
+}
+
+enum scsi_sr scsi_alua_check(struct scsi_task *t)
+{
+	const struct scsi_tpg *tpg;
+
+	if (!t->core.dev || !t->nexus)
+		return SR_OK;
+	tpg = scsi_dev_tpg(t->core.dev, t->nexus->rel_tgt_id);
+	if (!tpg || (t->core.desc->flags & SCSI_CF_ALUA_SB_OK))
+		return SR_OK;
+	return scsi_alua_access(tpg->state);
 }
 
 #define RTPG_MAX_PORTS 64

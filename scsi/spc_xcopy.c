@@ -124,20 +124,10 @@ static enum scsi_sr access_check(struct scsi_task *t, const struct xc_target *tg
 {
 	struct scsi_dev *dev = tg->dev;
 	const struct scsi_tpg *tpg = scsi_dev_tpg(dev, t->nexus->rel_tgt_id);
+	enum scsi_sr sr = tpg ? scsi_alua_access(tpg->state) : SR_OK;
 
-	if (tpg) {
-		switch (tpg->state) {
-		case ALUA_ACTIVE_OPTIMIZED:
-		case ALUA_ACTIVE_NONOPTIMIZED:
-			break;
-		case ALUA_STANDBY:
-			return SR_ALUA_STANDBY;
-		case ALUA_TRANSITIONING:
-			return SR_ALUA_TRANSITION;
-		default:
-			return SR_ALUA_UNAVAILABLE;
-		}
-	}
+	if (sr != SR_OK)
+		return sr;
 	if (scsi_pr_conflicts(dev, t->nexus, write ? PRC_WRITE : PRC_READ))
 		return SR_RESERVATION_CONFLICT;
 	if (write && scsi_dev_write_protected(dev, tg->ent))
