@@ -216,3 +216,41 @@ Test(iscsi_conn, backpressure_when_the_initiator_does_not_read, .fini = teardown
 	cr_assert(ih_ping(&c));
 	ih_logout(&c);
 }
+
+/* RspTimeout: a command that stays in the core too long takes its connection down (the
+ * target still waits for it before freeing the connection). */
+Test(iscsi_conn, rsp_timeout_drops_the_connection, .fini = teardown, .timeout = 60)
+{
+	struct ih_conn c, other;
+	uint8_t cdb[10] = {0x48, 0x01, 0, 0, 0, 0, 0, 0x02, 0x04, 0}; /* SANITIZE OVERWRITE */
+	uint8_t param[516] = {0x01, 0x00, 0x02, 0x00};
+	uint8_t h[48] = {0};
+	const char *conf =
+	    "HANDLER ramdisk {\n DEVICE slow {\n  size_mb 4\n  sanitize_rate_mb 1\n }\n"
+	    " DEVICE rd0 {\n  size_mb 4\n }\n}\n"
+	    "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n"
+	    " TARGET " IH_TARGET " {\n  enabled 1\n  RspTimeout 1\n  LUN 0 slow\n }\n"
+	    " TARGET " IH_TARGET "-2 {\n  enabled 1\n  LUN 0 rd0\n }\n}\n";
+
+	ih_start_conf(&T, conf);
+	cr_assert_eq(ih_login_normal(&c, T.port), 0);
+	ih_clear_ua(&c, 0);
+	h[0] = ISCSI_OP_SCSI_CMD;
+	h[1] = 0x80 | 0x20 | 1;
+	iscsi_put32(h + 16, 0x66);
+	iscsi_put32(h + 20, sizeof(param));
+	iscsi_put32(h + 24, c.cmd_sn++);
+	memcpy(h + 32, cdb, 10);
+	cr_assert_eq(ih_send(&c, h, param, sizeof(param)), 0);
+	/* 4 MiB at 1 MiB/s: about 4 s in the core, RspTimeout is 1 s */
+	cr_assert(ih_closed(&c), "the connection was dropped");
+	ih_close(&c);
+	{
+		struct ih_login_opts o = {.tname = IH_TARGET "-2"};
+
+		ih_init(&other, T.port);
+		cr_assert_eq(ih_login(&other, &o), 0, "the target itself is fine");
+		cr_assert(ih_ping(&other));
+		ih_logout(&other);
+	}
+}

@@ -295,6 +295,7 @@ void iscsit_task_submit(struct iscsit_task *t)
 	st->done = task_done_cb;
 	st->priv = t;
 	t->state = TS_EXEC;
+	t->started = c->w->now;
 	c->nexec++;
 	scsi_task_execute(st);
 }

@@ -454,4 +454,22 @@ void iscsit_conn_tick(struct iscsit_conn *c, time_t now)
 	if (tp->nop_in_interval && c->nop_ttt == ISCSI_RSVD_TAG &&
 	    now - c->last_rx >= (time_t)tp->nop_in_interval)
 		iscsit_nop_ping(c);
+	/* RspTimeout (SCST): a command stuck in the core that long takes its connection down;
+	 * the connection still waits for the command to come back before it is freed. */
+	if (c->nexec && tp->rsp_timeout) {
+		for (unsigned b = 0; b < ISCSIT_ITT_BUCKETS; b++) {
+			for (struct iscsit_task *t = c->itt[b]; t; t = t->hnext) {
+				if (t->state == TS_EXEC &&
+				    now - t->started > (time_t)tp->rsp_timeout) {
+					iscsit_log(
+					    "conn %llu: ITT %#x (opcode %#x) in the core for %lds: "
+					    "RspTimeout",
+					    (unsigned long long)c->id, t->itt, t->st.cdb[0],
+					    (long)(now - t->started));
+					iscsit_conn_close(c, "RspTimeout");
+					return;
+				}
+			}
+		}
+	}
 }

@@ -218,6 +218,7 @@ struct iscsit_task {
 	struct iscsit_task *qnext; /* CmdSN wait queue */
 	enum iscsit_task_state state;
 	uint32_t itt, cmd_sn, edtl;
+	time_t started; /* entered the core (RspTimeout) */
 	uint8_t lun_raw[8];
 	bool immediate;
 	bool counted; /* occupies a slot of the CmdSN window */
