@@ -31,6 +31,8 @@ enum scsi_sr sbc_check_len(struct scsi_task *t, const struct sbc_cdb *c, uint64_
 /* Protection, Block Limits maximum transfer length, then range: the checks every command that
  * moves blocks through the Data-In/Data-Out buffer makes, in the order initiators expect. */
 enum scsi_sr sbc_check_xfer(struct scsi_task *t, const struct sbc_cdb *c);
+/* The same checks with another length limit (COMPARE AND WRITE's). */
+enum scsi_sr sbc_check_xfer_max(struct scsi_task *t, const struct sbc_cdb *c, uint64_t max);
 /* Medium access refused while the LU is in sanitize failure mode (MEDIUM ERROR 31/03). */
 enum scsi_sr sbc_check_medium(struct scsi_task *t);
 

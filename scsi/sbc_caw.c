@@ -63,15 +63,8 @@ enum scsi_sr sbc_compare_and_write(struct scsi_task *t)
 	enum scsi_sr sr;
 
 	sbc_decode(t, &c);
-	sr = sbc_check_protect(t, &c);
-	if (sr != SR_OK)
-		return sr;
 	sbc_get_limits(dev, &lim);
-	sr = sbc_check_len(t, &c, lim.max_compare_write_blocks);
-	if (sr == SR_OK)
-		sr = sbc_check_range(t, c.lba, c.nblocks);
-	if (sr == SR_OK)
-		sr = sbc_check_medium(t);
+	sr = sbc_check_xfer_max(t, &c, lim.max_compare_write_blocks);
 	if (sr != SR_OK)
 		return sr;
 	want = 2ull * c.nblocks * dev->block_size;

@@ -100,13 +100,18 @@ enum scsi_sr sbc_check_len(struct scsi_task *t, const struct sbc_cdb *c, uint64_
 
 enum scsi_sr sbc_check_xfer(struct scsi_task *t, const struct sbc_cdb *c)
 {
+	/* every READ and WRITE comes here: the one limit, not the whole Block Limits page */
+	return sbc_check_xfer_max(t, c, sbc_max_xfer_blocks(t->core.dev));
+}
+
+enum scsi_sr sbc_check_xfer_max(struct scsi_task *t, const struct sbc_cdb *c, uint64_t max)
+{
 	enum scsi_sr sr;
 
 	sr = sbc_check_protect(t, c);
 	if (sr != SR_OK)
 		return sr;
-	/* every READ and WRITE comes here: the one limit, not the whole Block Limits page */
-	sr = sbc_check_len(t, c, sbc_max_xfer_blocks(t->core.dev));
+	sr = sbc_check_len(t, c, max);
 	if (sr != SR_OK)
 		return sr;
 	sr = sbc_check_range(t, c->lba, c->nblocks);
