@@ -360,3 +360,38 @@ Test(iscsi_cmd, many_outstanding_commands, .fini = teardown)
 	}
 	ih_logout(&c);
 }
+
+/* A WRITE whose immediate-data segment stops half way, then silence (a path cut by a
+ * firewall): a login with the same ISID and TSIH 0 must close that connection, drop the
+ * half-received command and be answered (it used to wait for the old session forever). */
+Test(iscsi_cmd, command_cut_inside_its_data_does_not_block_reinstatement, .fini = teardown)
+{
+	struct ih_conn a, b;
+	struct ih_login_opts o = {.tname = IH_TARGET};
+	uint8_t h[48] = {0}, half[16384] = {0};
+	const uint8_t cdb[10] = {0x2a, 0, 0, 0, 0, 0, 0, 0, 64, 0}; /* WRITE(10) 64 blocks */
+
+	ih_start(&T, NULL, NULL);
+	login_with(&a, NULL);
+	h[0] = ISCSI_OP_SCSI_CMD;
+	h[1] = 0x80 | 0x20 | 1; /* final, write, simple */
+	h[5] = 0x00;
+	h[6] = 0x80; /* DataSegmentLength 32768 */
+	iscsi_put32(h + 16, a.itt++);
+	iscsi_put32(h + 20, 32768);
+	iscsi_put32(h + 24, a.cmd_sn++);
+	iscsi_put32(h + 28, a.exp_stat_sn);
+	memcpy(h + 32, cdb, sizeof(cdb));
+	cr_assert_eq(ih_write_all(a.fd, h, sizeof(h)), 0);
+	cr_assert_eq(ih_write_all(a.fd, half, sizeof(half)), 0);
+
+	ih_init(&b, T.port);
+	memcpy(b.isid, a.isid, 6);
+	cr_assert_eq(ih_login(&b, &o), 0, "the reinstating login is answered");
+	cr_assert_neq(b.tsih, a.tsih);
+	cr_assert(ih_closed(&a), "the old connection was closed");
+	ih_close(&a);
+	ih_clear_ua(&b, 0);
+	roundtrip(&b, 0, 64, 9, NULL);
+	ih_logout(&b);
+}

@@ -697,6 +697,12 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 
 void iscsit_conn_drop_tasks(struct iscsit_conn *c)
 {
+	/* A command whose PDU was cut inside its data segment has a task that is counted in
+	 * c->ntasks but not yet in the ITT table: without this the connection is never freed,
+	 * its session never released, and a reinstating login waits for it forever. */
+	if (c->cur_task && !c->cur_task->in_hash)
+		iscsit_task_free(c->cur_task);
+	c->cur_task = NULL;
 	for (unsigned b = 0; b < ISCSIT_ITT_BUCKETS; b++) {
 		struct iscsit_task *t = c->itt[b];
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session reinstatement (RFC 7143 6.3.5) while the old session has a WRITE half received: an
+# R2T never answered, or an immediate-data segment cut half way; old connection closed or left
+# silent.  The reinstating login must be answered and the new session must work.  The client
+# is tests/integration/iscsi_reinstate.py.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/integration/iscsi_lib.sh
+T=iqn.2026-12.org.utgt:reinstate
+start_utgtd "
+HANDLER ramdisk {
+	DEVICE rd0 {
+		size_mb 16
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:@PORT@
+	TARGET $T {
+		enabled 1
+		LUN 0 rd0
+	}
+}"
+timeout 120 python3 tests/integration/iscsi_reinstate.py 127.0.0.1 "$UT_PORT" "$T"
+rc=$?
+if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
+if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
+[ $rc -ne 0 ] && { echo "---- utgtd log"; tail -30 "$UT_LOG"; }
+[ $rc -eq 0 ] && [ $FAILS -eq 0 ]
