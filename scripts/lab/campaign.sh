@@ -38,7 +38,7 @@ if [ $MODE = quick ]; then
 	PATH_COUNTS="1 2"
 	WORKLOADS="seqread"
 	POLICIES="rr1"
-	FO_RUNTIME=16 FO_DOWN_AT=4 FO_DOWN_FOR=4
+	FO_RUNTIME=16 FO_DOWN_AT=4 FO_DOWN_FOR=5
 	TUNE_SETTINGS="untuned seed-tuned"
 	TUNE_WORKLOADS="w64k-qd1"
 	TUNE_RUNTIME=3
@@ -186,7 +186,7 @@ failover() {
 	t0=$(date +%s.%N)
 	sampler_start "$LAB_OUT/raw/failover-wire.csv" 2 "$t0"
 	bench failover --name=failover --rw=randrw --rwmixread=50 --bs=256k --iodepth=16 --size=128m \
-		--runtime="$FO_RUNTIME" --time_based --verify=crc32c --io-timeout=2 --policy=rr --rr-iops=1 \
+		--runtime="$FO_RUNTIME" --time_based --verify=crc32c --io-timeout=3 --policy=rr --rr-iops=1 \
 		--write_bw_log="$OUT_REL/raw/failover" --paths="$(lab_urls utgtd 2)" &
 	bench_bg_pid=$!
 	sleep "$FO_DOWN_AT"

@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_CAP (1u << 17)	  /* packets held at once; the kernel queue is capped below it */
-#define KERNEL_QUEUE_MAX 100000u /* NFQA_CFG_QUEUE_MAXLEN */
+#define RING_CAP	 (1u << 17) /* packets held at once; the kernel queue is capped below it */
+#define KERNEL_QUEUE_MAX 100000u    /* NFQA_CFG_QUEUE_MAXLEN */
 
 struct held {
 	uint32_t id;
@@ -176,13 +176,13 @@ static void release_due(int fd, uint16_t queue, uint64_t now)
 static void take(const struct nlmsghdr *nh, uint64_t due)
 {
 	int len = (int)nh->nlmsg_len - NLMSG_SPACE(sizeof(struct nfgenmsg));
-	const struct nlattr *a =
-		(const struct nlattr *)((const char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct nfgenmsg)));
+	const struct nlattr *a = (const struct nlattr *)((const char *)NLMSG_DATA(nh) +
+							 NLMSG_ALIGN(sizeof(struct nfgenmsg)));
 
 	while (len >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
 		if ((a->nla_type & NLA_TYPE_MASK) == NFQA_PACKET_HDR) {
 			const struct nfqnl_msg_packet_hdr *ph =
-				(const void *)((const char *)a + NLA_HDRLEN);
+			    (const void *)((const char *)a + NLA_HDRLEN);
 
 			if (r_len == RING_CAP) {
 				/* Cannot happen while the kernel queue is capped below RING_CAP;
@@ -191,7 +191,7 @@ static void take(const struct nlmsghdr *nh, uint64_t due)
 				return;
 			}
 			ring[(r_head + r_len) % RING_CAP] =
-				(struct held){.id = ntohl(ph->packet_id), .due_ns = due};
+			    (struct held){.id = ntohl(ph->packet_id), .due_ns = due};
 			r_len++;
 			st.packets++;
 			return;
@@ -209,11 +209,11 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"queue", required_argument, NULL, 'q'},
-		{"delay-us", required_argument, NULL, 'd'},
-		{"stats", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	    {"queue", required_argument, NULL, 'q'},
+	    {"delay-us", required_argument, NULL, 'd'},
+	    {"stats", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0, 0, 0, 0},
 	};
 	long queue = -1, delay_us = -1;
 	const char *stats = NULL;
@@ -296,8 +296,8 @@ int main(int argc, char **argv)
 			if (n <= 0)
 				break;
 			due = now_ns() + (uint64_t)delay_us * 1000ull;
-			for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (unsigned)n);
-			     nh = NLMSG_NEXT(nh, n))
+			for (struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+			     NLMSG_OK(nh, (unsigned)n); nh = NLMSG_NEXT(nh, n))
 				if (nh->nlmsg_type == ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
 					take(nh, due);
 		}
@@ -309,10 +309,12 @@ int main(int argc, char **argv)
 		FILE *f = fopen(stats, "w");
 
 		if (f) {
-			fprintf(f, "packets %llu batches %llu late_mean_us %.1f late_max_us %.1f "
-				   "overflow %llu\n",
+			fprintf(f,
+				"packets %llu batches %llu late_mean_us %.1f late_max_us %.1f "
+				"overflow %llu\n",
 				(unsigned long long)st.packets, (unsigned long long)st.batches,
-				st.packets ? (double)st.late_sum_ns / (double)st.packets / 1e3 : 0.0,
+				st.packets ? (double)st.late_sum_ns / (double)st.packets / 1e3
+					   : 0.0,
 				(double)st.late_max_ns / 1e3, (unsigned long long)st.overflow);
 			fclose(f);
 		}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the lab's scripts (sourced): the two targets (utgtd, Debian's tgtd) started in the
 # target namespace and stopped again, utgt-bench run in the initiator namespace with its JSON
 # kept, every command recorded so the report can list it, and one cleanup trap that stops
@@ -6,6 +7,7 @@
 # Needs: LAB_OUT (results directory), LAB_ROOT (repository).  Optional: BUILD (build),
 # LAB_NAME (utgt-lab), LAB_PORT (3260; private to the namespaces).
 
+: "${LAB_OUT:?LAB_OUT must name the results directory}"
 LAB_ROOT=${LAB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$LAB_ROOT/$BUILD ;; esac
@@ -111,7 +113,8 @@ utgtd_start() { # CONF NPORTALS
 	for i in $(seq 1 "$n"); do addrs+=("$(portal "$i")"); done
 	lab_wait_portals "${addrs[@]}" || lab_die "utgtd did not open its portals: $(tail -5 "$log")"
 	kill -0 "$utgtd_pid" 2>/dev/null || lab_die "utgtd exited: $(tail -5 "$log")"
-	UTGTD_LOG=$log
+	UTGTD_LOG=$log # the tunables read the negotiated values from it
+	export UTGTD_LOG
 }
 
 utgtd_stop() {
@@ -202,6 +205,7 @@ bench() {
 # dip caused by other work on the shared machine can be told from one caused by the lab.
 sampler_start() { # FILE NPATHS T0 (date +%s.%N the times are counted from)
 	local f=$1 n=$2 t0=$3
+	# shellcheck disable=SC2016 # the inner script expands its own variables
 	ip netns exec "$LAB_INI" bash -c '
 		n=$1; t0=$2
 		echo -n "t_s,cpu_busy_jiffies,cpu_all_jiffies"

@@ -146,7 +146,9 @@ stop_delay_helpers() {
 			kill -KILL "$pid" 2>/dev/null || true
 			rm -f "$STATE/delay-$ns.pid"
 		fi
-		ns_exists "$ns" && ip netns exec "$ns" iptables -w -t mangle -F POSTROUTING 2>/dev/null || true
+		if ns_exists "$ns"; then
+			ip netns exec "$ns" iptables -w -t mangle -F POSTROUTING 2>/dev/null || true
+		fi
 	done
 }
 
@@ -171,8 +173,9 @@ apply_shape() {
 
 cmd_up() {
 	local n=$1 rate=$2 delay=$3 i
-	[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $MAXPATHS ] ||
+	if ! [[ "$n" =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt $MAXPATHS ]; then
 		die "up: N must be 1..$MAXPATHS"
+	fi
 	check_rate "$rate"
 	delay_us "$delay" >/dev/null || die "delay '$delay' is not like 0, 500us, 1ms"
 	cmd_down
@@ -214,8 +217,9 @@ reachable() {
 }
 
 need_lab() {
-	[ -f "$STATE/paths" ] && ns_exists "$INI" && ns_exists "$TGT" ||
+	if ! [ -f "$STATE/paths" ] || ! ns_exists "$INI" || ! ns_exists "$TGT"; then
 		die "no lab named $LAB_NAME is up (paths.sh up N first)"
+	fi
 }
 
 cmd_shape() {
@@ -228,7 +232,9 @@ cmd_link() {
 	local i=$1 how=$2 n
 	need_lab
 	n=$(cat "$STATE/paths")
-	[[ "$i" =~ ^[0-9]+$ ]] && [ "$i" -ge 1 ] && [ "$i" -le "$n" ] || die "link: path 1..$n"
+	if ! [[ "$i" =~ ^[0-9]+$ ]] || [ "$i" -lt 1 ] || [ "$i" -gt "$n" ]; then
+		die "link: path 1..$n"
+	fi
 	case "$how" in
 	down | up) ip -n "$INI" link set "lab$i" "$how" ;;
 	*) die "link I down|up" ;;

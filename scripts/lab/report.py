@@ -28,31 +28,30 @@ TUNE_WL = {
     "w64k-qd8": "64 KiB seq. write QD 8",
 }
 TUNE_TEXT = {
-    "untuned": "The seed's starting point (Solaris defaults): libiscsi sends each PDU's 48-byte "
-    "header as its own segment, and with Nagle on the data's short last segment then waits for "
-    "that header's ACK (Linux holds a short segment while an earlier short one is unacknowledged) "
-    "- once for the 8 KiB of immediate data and once for the Data-Out burst - on top of the R2T "
-    "round trip: about four round trips per 64 KiB write (see its trace).",
-    "nagle-off": "TCP_NODELAY at both ends sends those short tails at once: the two Nagle waits "
-    "go, the R2T round trip stays (two round trips per write).",
-    "mrdsl-64k": "With 64 KiB allowed per PDU a 64 KiB write rides whole in the command as "
-    "immediate data (FirstBurstLength is 64 KiB), so the R2T and the Data-Out burst's Nagle wait "
-    "go; the immediate data's own Nagle wait stays.",
-    "mrdsl-1m": "Same as 64 KiB for these writes: beyond FirstBurstLength (64 KiB) every byte "
-    "still waits for an R2T of at most MaxBurstLength (256 KiB), so 1 MiB writes gain nothing "
-    "while Nagle is on.",
-    "initialr2t-no": "The first 64 KiB (FirstBurstLength) may follow the command unsolicited, so "
-    "a 64 KiB write needs no R2T: the R2T round trip and the Nagle wait that came with its "
-    "Data-Out burst go.",
+    "untuned": "The seed's starting point (Solaris defaults). libiscsi sends each PDU's 48-byte "
+    "header as a segment of its own, so with Nagle on the short last segment of the data behind "
+    "it waits for an ACK (the 952 B after the first ACK in the trace); then the R2T costs a round "
+    "trip, and the Data-Out burst leaves in congestion-window-sized pieces, one round trip each.",
+    "nagle-off": "TCP_NODELAY at both ends: no short segment waits for an ACK any more; the R2T "
+    "round trip and the small congestion window remain (in the trace the Data-Out burst still "
+    "stops once for an ACK).",
+    "mrdsl-64k": "64 KiB PDUs let the whole 64 KiB write ride in the command as immediate data "
+    "(FirstBurstLength is 64 KiB): no R2T and no Data-Out PDUs, only the window-sized pieces "
+    "of the data itself.",
+    "mrdsl-1m": "Same as 64 KiB for 64 KiB writes; past FirstBurstLength (64 KiB) a 1 MiB write "
+    "still waits for R2Ts of at most MaxBurstLength (256 KiB), so 1 MiB writes gain little while "
+    "Nagle is on.",
+    "initialr2t-no": "The rest of the first 64 KiB (FirstBurstLength) may follow the command "
+    "unsolicited, so a 64 KiB write needs no R2T (the trace has none).",
     "immediatedata-no": "Faster than untuned, not slower: with InitialR2T=Yes a 64 KiB write "
-    "needs an R2T anyway, and without immediate data the command is a lone 48-byte segment, so "
-    "the Nagle wait on the immediate data's tail disappears (for a write small enough to fit in "
-    "immediate data it would instead cost the round trip of an R2T).",
-    "seed-tuned": "Seed 004's tuning together (Nagle off, 64 KiB PDUs, InitialR2T=No; "
-    "DataPDUInOrder=No was asked for but stays Yes, see below): one round trip per 64 KiB "
-    "write, the minimum, and the link is the limit at QD 8.",
+    "needs an R2T anyway, and without immediate data the command is a lone header, so nothing "
+    "waits behind it for an ACK (a write small enough to fit in the immediate data would pay "
+    "the R2T round trip instead).",
+    "seed-tuned": "Seed 004's tuning together (DataPDUInOrder=No asked for, stays Yes, see "
+    "below): the 64 KiB leaves with the command at once, about one round trip per write, and "
+    "at QD 8 the 1 Gbit/s link is the limit.",
     "all-tuned": "Everything favourable, which is also utgtd's (SCST's) and libiscsi's default: "
-    "the same as the seed's tuning for 64 KiB writes; 1 MiB writes still take an R2T per "
+    "the same as the seed's tuning for 64 KiB writes; a 1 MiB write still waits for an R2T per "
     "256 KiB (MaxBurstLength).",
 }
 
@@ -437,7 +436,7 @@ class Report:
         down, up = float(m.get("fo_down_t", "nan")), float(m.get("fo_up_t", "nan"))
         self.w(
             f"utgtd, paths 1 and 2, rr iops=1; 256 KiB random read/write 50/50 at QD 16 over a "
-            f"128 MiB region with `verify=crc32c` for {m.get('fo_runtime')} s, `--io-timeout=2`. "
+            f"128 MiB region with `verify=crc32c` for {m.get('fo_runtime')} s, `--io-timeout=3`. "
             f"`paths.sh link 2 down` at t={fmt(down, 1)} s, `link 2 up` at t={fmt(up, 1)} s "
             "(the initiator side of path 2's veth, so its route disappears and nothing more "
             "reaches the target over it; no RST is sent, the initiator must notice by itself)."
@@ -645,6 +644,16 @@ plot 'failover.csv' using ($1-0.5):4 with histeps lw 2 lc rgb '#1f77b4' title 'u
             self.w("</details>")
             self.w()
         self.w(
+            "The traces show a third effect besides Nagle and R2T: TCP's congestion window. "
+            "Linux grows it only while a connection is limited by it, and a connection whose "
+            "writes trickle out between Nagle waits and R2Ts never is, so its window stays near "
+            "the initial ten segments and a 56-64 KiB burst needs several round trips; once the "
+            "waits are gone the window grows and the 64 KiB leaves in one piece (seed-tuned). "
+            "So the settings' effects do not simply add up, and the rows one at a time "
+            "understate what they do together."
+        )
+        self.w()
+        self.w(
             "DataPDUInOrder is not negotiable here: it is an OR of both offers and libiscsi 1.19 "
             "always offers `DataPDUInOrder=Yes` (and sends its Data-Out in order), so the "
             "seed-tuned row's `DataPDUInOrder No` in scst.conf still yields Yes. "
@@ -733,8 +742,8 @@ plot {cols}
         short = [(wl, v) for wl, v in lin if v < 0.85 * top]
         if near:
             self.w(
-                f"  - Same: {', '.join(near)} scale(s) near-linearly (at least 85% of x{top}) while "
-                "each path's shaped link is the bottleneck, as reads did in the seed."
+                f"  - Same: near-linear scaling (at least 85% of x{top}) while each path's shaped "
+                f"link is the bottleneck, as reads did in the seed: {', '.join(near)}."
             )
         if short:
             self.w(
@@ -829,10 +838,14 @@ plot {cols}
         )
         self.w(
             "- Failover: a downed veth sends no RST, so utgt-bench notices the dead path only "
-            "when a command times out (`--io-timeout=2`, libiscsi checks about once a second); "
-            "until then rr keeps queueing onto the dead path, which is the dip right after the "
-            "link goes down. The reconnect backs off up to 4 s, so the path returns 0.5-4 s "
-            "after its link."
+            "when a command times out (`--io-timeout=3`; libiscsi counts whole seconds, so 2-3 s "
+            "in effect); until then rr keeps queueing onto the dead path, which is the dip right "
+            "after the link goes down. The reconnect backs off up to 4 s, so the path returns "
+            "0.5-4 s after its link. A shorter timeout notices sooner but, on a machine this "
+            "busy, also fails healthy paths: when utgt-bench itself is descheduled for a second "
+            "or two, commands whose responses are already waiting in the socket count as timed "
+            "out (seen in a development run with `--io-timeout=2`: both paths failed at the same "
+            "instant with their links up; no application error, verify passed)."
         )
         self.w(
             "- rr iops=1000 results depend on the run length (how many switches fit in it)."

@@ -11,7 +11,7 @@
 # Uses its own namespace names and results directory, so it can run beside `make lab`, and
 # leaves nothing behind (campaign.sh's trap removes the namespaces and stops every daemon).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 probe=utgt-lab-probe$$
 if [ "$(id -u)" -ne 0 ] || ! ip netns add "$probe" 2>/dev/null; then
