@@ -6,7 +6,9 @@
 #include "scsi/sbc.h"
 
 /* Sizes in bytes, turned into blocks of the LU's size below. */
-#define MAX_XFER_BYTES        (8u << 20)  /* one READ/WRITE: 8 MiB */
+/* One READ/WRITE: 32 MiB.  libiscsi's WriteSame16.Unmap moves 65536 512-byte blocks in one
+ * command without reading Block Limits; the iSCSI transport takes up to 128 MiB. */
+#define MAX_XFER_BYTES        (32u << 20)
 #define OPT_XFER_BYTES        (1u << 20)  /* Linux sizes its requests from this */
 #define MAX_UNMAP_BYTES       (4ull << 30) /* one UNMAP: 4 GiB worth of blocks... */
 #define MAX_UNMAP_BLOCKS      (1u << 20)   /* ...but at most 1M blocks: libiscsi's Inquiry

@@ -117,16 +117,6 @@ expected_failures() {
 		# reads inq_bdc->wabereq and reports "WACEREQ is 0"), so no answer satisfies both.
 		echo "Sanitize.CryptoErase test_sanitize_crypto_erase.c:48"
 		;;
-	thin | thin4k | ram | rem)
-		# Its last step WRITE(16)s and READ(16)s 65536 blocks (32 MiB) in one command,
-		# checking only MAXIMUM WRITE SAME LENGTH, not the Block Limits MAXIMUM TRANSFER
-		# LENGTH (8 MiB worth of blocks here), so a conforming target refuses them
-		# (05/24/00).
-		# On LUs under 65536 blocks the step is skipped and the test passes.
-		echo "WriteSame16.Unmap test_writesame16_unmap.c:175" # WRITE(16) 65536 blocks
-		echo "WriteSame16.Unmap test_writesame16_unmap.c:190" # READ(16) 65536 blocks
-		echo "WriteSame16.Unmap test_writesame16_unmap.c:193" # so the data is not zero
-		;;
 	ro)
 		# A write-protected LU answers every write-class command DATA PROTECT 07/27/00
 		# before looking at the CDB (as LIO does: the LUN's write protection is checked

@@ -7,7 +7,7 @@ SBC_TEST(limits, values)
 	struct sbc_limits l;
 
 	sbc_get_limits(fx->dev, &l);
-	cr_assert_eq(l.max_xfer_blocks, (8u << 20) / 512);
+	cr_assert_eq(l.max_xfer_blocks, (32u << 20) / 512);
 	cr_assert(l.opt_xfer_blocks && l.opt_xfer_blocks <= l.max_xfer_blocks);
 	cr_assert_eq(l.max_write_same_blocks, (1ull << 30) / 512);
 	cr_assert(l.max_compare_write_blocks >= 1 && l.max_compare_write_blocks <= 255);
@@ -38,7 +38,7 @@ Test(limits, block_size_4096)
 
 	fx_init_bs(&fx, "vdisk_fileio", 4096, 256);
 	sbc_get_limits(fx.dev, &l);
-	cr_assert_eq(l.max_xfer_blocks, 2048);
+	cr_assert_eq(l.max_xfer_blocks, (32u << 20) / 4096);
 	cr_assert_eq(l.max_unmap_lba_count, 1u << 20);
 	cr_assert_eq(l.unmap_granularity, 1);
 	cr_assert_eq(l.max_atomic_blocks, 256);
