@@ -100,10 +100,18 @@ void rdma_cm_tick(struct rdma_thread *t)
 		return;
 	}
 	if (t->idx == 0) {
+		struct ibv_context **devs;
+
 		if (t->no_cm_logged)
 			rdma_log(s, LOG_INFO, "RDMA/CM available");
 		t->no_cm_logged = false;
 		open_listeners(t);
+		/* librdmacm keeps every device it has seen open until a look at the device list
+		 * finds it gone; a removal (rdma link delete) waits for that on drivers without
+		 * disassociation, such as rxe.  Looking once a second lets go of removed ones. */
+		devs = rdma_get_devices(NULL);
+		if (devs)
+			rdma_free_devices(devs);
 	}
 }
 

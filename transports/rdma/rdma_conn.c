@@ -563,6 +563,10 @@ static void conn_free(struct rdma_conn *c)
 
 	qp_cq_destroy(c);
 	bufs_destroy(c);
+	/* our device resources go before the id: the id's reference may be librdmacm's last on
+	 * a removed device, and then it closes the device context under them */
+	if (d)
+		rdma_dev_put(d);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (t) {
@@ -579,8 +583,6 @@ static void conn_free(struct rdma_conn *c)
 		pthread_mutex_unlock(&c->srv->lock);
 	}
 	free(c);
-	if (d)
-		rdma_dev_put(d);
 }
 
 void rdma_conn_maybe_free(struct rdma_conn *c)

@@ -1,7 +1,7 @@
 /* One verbs device as one event thread uses it: protection domain, completion channel (watched
  * by the thread's epoll), data pool, and the shared receive queue when configured.  Made when
- * the first connection on the device is accepted; gone when the device is removed and its last
- * connection has been freed, or at shutdown. */
+ * the first connection on the device is accepted; gone with its last connection (or at
+ * shutdown), so an idle daemon holds nothing a device removal would wait for. */
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -101,7 +101,8 @@ void rdma_dev_destroy(struct rdma_dev *d)
 	if (d->pd && ibv_dealloc_pd(d->pd))
 		rdma_log(t->srv, LOG_WARNING, "%s: protection domain still in use at release",
 			 d->name);
-	rdma_log(t->srv, LOG_INFO, "thread %u: device %s released", t->idx, d->name);
+	rdma_log(t->srv, d->removing ? LOG_INFO : LOG_DEBUG, "thread %u: device %s released%s",
+		 t->idx, d->name, d->removing ? " (removed)" : "");
 	free(d);
 }
 
@@ -160,7 +161,9 @@ void rdma_dev_put(struct rdma_dev *d)
 {
 	if (d->nconns)
 		d->nconns--;
-	if (!d->nconns && d->removing && !d->busy)
+	/* Nothing is kept on an idle device: a device being removed (rdma link delete; drivers
+	 * without disassociation wait for every user to let go) is never held up by us. */
+	if (!d->nconns && !d->busy)
 		rdma_dev_destroy(d);
 }
 
@@ -187,6 +190,6 @@ void rdma_dev_comp_event(struct rdma_dev *d)
 		rdma_conn_maybe_free(c);
 	}
 	d->busy--;
-	if (!d->nconns && d->removing)
+	if (!d->nconns)
 		rdma_dev_destroy(d);
 }
