@@ -133,7 +133,7 @@ vmtest-quick: vm-image $(VM_TARGET_DEP)
 
 # The multipath lab (scripts/lab/): network namespaces joined by shaped veth paths, utgtd (and
 # Debian's tgtd) in one, utgt-bench in the other.  Needs root.  `make lab` runs the campaign
-# (~11 min) into lab-results/report.md; `make lab-quick` a short version that asserts only what
+# (~12 min) into lab-results/report.md; `make lab-quick` a short version that asserts only what
 # holds on a busy machine (make test runs it through tests/integration/lab_quick.sh).
 LAB_DELAY := $(BUILD)/lab-delay
 $(LAB_DELAY): scripts/lab/lab_delay.c

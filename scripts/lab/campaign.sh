@@ -3,7 +3,7 @@
 # seed 004 (what do the iSCSI tunables do to writes?) with utgtd and utgt-bench on this machine,
 # then writes LAB_OUT/report.md.
 #
-#   campaign.sh            full campaign (~11 minutes): make lab
+#   campaign.sh            full campaign (~12 minutes): make lab
 #   campaign.sh --quick    a few seconds per point, prints and enforces its assertions:
 #                          make lab-quick
 #
@@ -68,7 +68,10 @@ MAXP=${PATH_COUNTS##* }
 
 # shellcheck source=scripts/lab/lib.sh
 . "$LAB_ROOT/scripts/lab/lib.sh"
-rm -rf "$LAB_OUT"
+# what a previous campaign left here (not the whole directory: lab-results/quick lives inside
+# lab-results)
+rm -rf "$LAB_OUT/raw" "$LAB_OUT"/{report.md,scaling.png,failover.png,tunables.png,scaling.dat} \
+	"$LAB_OUT"/{tunables.dat,failover.csv,commands.sh,campaign.log,meta.env,machine.txt}
 lab_init
 
 meta() { echo "$1=$2" >>"$LAB_OUT/meta.env"; }

@@ -30,11 +30,10 @@ TUNE_WL = {
 TUNE_TEXT = {
     "untuned": "The seed's starting point (Solaris defaults). libiscsi sends each PDU's 48-byte "
     "header as a segment of its own, so with Nagle on the short last segment of the data behind "
-    "it waits for an ACK (the 952 B after the first ACK in the trace); then the R2T costs a round "
+    "it waits for an ACK (in the trace, the 952 B that leave only after the first ACK); then the R2T costs a round "
     "trip, and the Data-Out burst leaves in congestion-window-sized pieces, one round trip each.",
     "nagle-off": "TCP_NODELAY at both ends: no short segment waits for an ACK any more; the R2T "
-    "round trip and the small congestion window remain (in the trace the Data-Out burst still "
-    "stops once for an ACK).",
+    "round trip remains, so a 64 KiB write takes about two round trips.",
     "mrdsl-64k": "64 KiB PDUs let the whole 64 KiB write ride in the command as immediate data "
     "(FirstBurstLength is 64 KiB): no R2T and no Data-Out PDUs, only the window-sized pieces "
     "of the data itself.",
@@ -48,8 +47,8 @@ TUNE_TEXT = {
     "waits behind it for an ACK (a write small enough to fit in the immediate data would pay "
     "the R2T round trip instead).",
     "seed-tuned": "Seed 004's tuning together (DataPDUInOrder=No asked for, stays Yes, see "
-    "below): the 64 KiB leaves with the command at once, about one round trip per write, and "
-    "at QD 8 the 1 Gbit/s link is the limit.",
+    "below): the 64 KiB leaves with the command at once and the response comes back, about one "
+    "round trip per write, the least a write can take.",
     "all-tuned": "Everything favourable, which is also utgtd's (SCST's) and libiscsi's default: "
     "the same as the seed's tuning for 64 KiB writes; a 1 MiB write still waits for an R2T per "
     "256 KiB (MaxBurstLength).",
@@ -315,6 +314,8 @@ class Report:
                         j = pts.get((t, wl, n, first if n == 1 else pol))
                         v = self.metric(j, d, seq)
                         cell = fmt(v, 1 if seq else 2)
+                        if self.noisy((t, wl, n, first if n == 1 else pol)):
+                            cell += "†"
                         if j and j.get("error"):
                             cell += " (error)"
                         if n > 1 and bv and v == v:
@@ -324,11 +325,26 @@ class Report:
                     row += " " + ("/".join(f"{p['share'] * 100:.0f}" for p in j["paths"]) if j else "") + " |"
                 self.w(row)
             self.w()
+        if any(self.noisy(k) for k in pts):
+            self.w(
+                f"† the runs of this point disagree by more than {self.NOISY:.0%} (highest minus "
+                "lowest, over the median): a neighbour disturbed at least one of them; the "
+                "median is still shown, every run is in the detail table, and the speedups "
+                "involving it are not taken at face value below."
+            )
+            self.w()
         self.plot_scaling(pts, targets, counts, pols)
         self.w("![scaling](scaling.png)")
         self.w()
         self.all_points_table(pts)
         return pts
+
+    NOISY = 0.25  # runs of a point disagreeing by more than this (max-min over median)
+
+    def noisy(self, k):
+        v = self.spread.get(k, [])
+        return len(v) > 1 and v[(len(v) - 1) // 2] > 0 and \
+            (v[-1] - v[0]) / v[(len(v) - 1) // 2] > self.NOISY
 
     @staticmethod
     def metric(j, d, seq):
@@ -644,7 +660,8 @@ plot 'failover.csv' using ($1-0.5):4 with histeps lw 2 lc rgb '#1f77b4' title 'u
             self.w("</details>")
             self.w()
         self.w(
-            "The traces show a third effect besides Nagle and R2T: TCP's congestion window. "
+            "The traces of the slower settings show a third effect besides Nagle and R2T: TCP's "
+            "congestion window. "
             "Linux grows it only while a connection is limited by it, and a connection whose "
             "writes trickle out between Nagle waits and R2Ts never is, so its window stays near "
             "the initial ten segments and a 56-64 KiB burst needs several round trips; once the "
@@ -681,7 +698,7 @@ plot 'failover.csv' using ($1-0.5):4 with histeps lw 2 lc rgb '#1f77b4' title 'u
 
     def plot_tunables(self, settings, wls):
         with open(os.path.join(self.out, "tunables.dat"), "w") as f:
-            f.write("setting " + " ".join(wls) + "\n")
+            f.write("# setting " + " ".join(wls) + "\n")
             for s in settings:
                 vals = []
                 for w_ in wls:
@@ -737,9 +754,14 @@ plot {cols}
                                          if sp[(wl, 2, 'rr1')]) + ")" if have4 else "")
             + "."
         )
-        lin = [(wl, v) for (wl, n, pol), v in sp.items() if n == top and pol == "rr1" and v]
+        def disturbed(t, wl, n, pol="rr1"):
+            return self.noisy((t, wl, 1, "rr1")) or self.noisy((t, wl, n, pol))
+
+        lin = [(wl, v) for (wl, n, pol), v in sp.items() if n == top and pol == "rr1" and v
+               and not disturbed("utgtd", wl, top)]
         near = [wl for wl, v in lin if v >= 0.85 * top]
         short = [(wl, v) for wl, v in lin if v < 0.85 * top]
+        noisy = [wl for wl in WORKLOADS if sp[(wl, top, "rr1")] and disturbed("utgtd", wl, top)]
         if near:
             self.w(
                 f"  - Same: near-linear scaling (at least 85% of x{top}) while each path's shaped "
@@ -754,8 +776,10 @@ plot {cols}
                 "see the load averages) becomes the limit before 4 links fill; the seed hit its "
                 "limit on the storage side for writes, here it is the machine for small I/O."
             )
+        if noisy:
+            self.w("  - Not judged, disturbed runs (†): " + ", ".join(noisy) + ".")
         sw = sp[("seqwrite", top, "rr1")]
-        if sw and sw >= 0.85 * top:
+        if sw and sw >= 0.85 * top and not disturbed("utgtd", "seqwrite", top):
             self.w(
                 "  - Different: writes scale as well as reads here. The shaped links limit both "
                 "directions equally and a RAM disk absorbs writes as fast as reads; the seed's "
@@ -781,9 +805,31 @@ plot {cols}
         tg = [(wl, v) for wl in WORKLOADS for v in [speed("tgtd", wl, top)] if v]
         if tg:
             self.w(
-                f"  - Debian's tgtd over the same links: {', '.join(f'{wl} {x(v)}' for wl, v in tg)} "
-                f"at {top} paths; the side-by-side tables above compare both targets point by point."
+                "  - Debian's tgtd over the same links: "
+                + ", ".join(f"{wl} {x(v)}{'†' if disturbed('tgtd', wl, top) else ''}" for wl, v in tg)
+                + f" at {top} paths."
             )
+            diffs = []
+            for k, j in pts.items():
+                o = ("tgtd",) + k[1:]
+                if k[0] != "utgtd" or not j or not pts.get(o) or self.noisy(k) or self.noisy(o):
+                    continue
+                d = WORKLOADS[k[1]][1]
+                a, b = mbs(j, d), mbs(pts[o], d)
+                if a and b:
+                    diffs.append((abs(a - b) / max(a, b), k, a, b))
+            if diffs:
+                diffs.sort()
+                worst = diffs[-1]
+                within10 = sum(1 for v in diffs if v[0] <= 0.10)
+                self.w(
+                    f"    Over the {len(diffs)} points where neither target's runs were disturbed, "
+                    f"utgtd and tgtd are within 10% of each other at {within10}; the largest "
+                    f"difference is {worst[0]:.0%} ({worst[1][1]}, {worst[1][2]} path(s), "
+                    f"{POLICY_NAMES[worst[1][3]]}: utgtd {worst[2]:.1f}, tgtd {worst[3]:.1f} MB/s)."
+                    + (" Both fill the shaped links: neither target is the bottleneck here."
+                       if within10 == len(diffs) else "")
+                )
         sp4 = os.path.join(self.raw, "tune-settings.txt")
         if os.path.exists(sp4):
             def tv(s_, w_="w64k-qd1"):
@@ -864,19 +910,26 @@ plot {cols}
         self.w()
         self.w("```")
         self.w("scripts/deps.sh        # once: build and lab packages (tgt, iperf3, gnuplot, iptables)")
-        self.w("make lab               # the whole campaign, ~11 min; lab-results/report.md")
+        self.w("make lab               # the whole campaign, ~12 min; lab-results/report.md")
         self.w("make lab-quick         # the short version with assertions (part of make test)")
         self.w("```")
         self.w()
+        cmds = [l.rstrip() for l in open(os.path.join(self.out, "commands.sh"))]
         self.w(
-            f"Every command the campaign ran, in order (run from the repository; results under "
-            f"`{m.get('out')}/`; the utgtd configurations are kept in `raw/`):"
+            f"<details><summary>Every command the campaign ran, in order ({len(cmds)}; from the "
+            f"repository, results under `{m.get('out')}/`, this run's binaries in "
+            f"`{m.get('build')}/`)</summary>"
         )
         self.w()
+        self.w("The utgtd configurations they name are kept in `raw/` of the results; "
+               "`scripts/lab/paths.sh` also takes `--rate`/`--delay` for any other link.")
+        self.w()
         self.w("```")
-        for line in open(os.path.join(self.out, "commands.sh")):
-            self.w(line.rstrip())
+        for line in cmds:
+            self.w(line)
         self.w("```")
+        self.w()
+        self.w("</details>")
         self.w()
 
     # ------------------------------------------------------------------ quick checks
