@@ -180,3 +180,16 @@ Test(rdma_pool, random_no_double_allocation)
 	(void)owner;
 	rdma_pool_destroy(p);
 }
+
+Test(rdma_pool, grows_while_chunks_are_held)
+{
+	struct rdma_pool *p = rdma_pool_create(NULL, CHUNK, SLAB, 3 * SLAB);
+	struct rdma_seg a[32], b[32];
+
+	cr_assert_eq(rdma_pool_get(p, SLAB, a, 32, NULL), 1);
+	cr_assert_eq(rdma_pool_get(p, SLAB, b, 32, NULL), 1, "below the cap: grow, not wait");
+	cr_assert_eq(rdma_pool_capacity(p), 2 * SLAB);
+	rdma_pool_put(p, a, 1);
+	rdma_pool_put(p, b, 1);
+	rdma_pool_destroy(p);
+}

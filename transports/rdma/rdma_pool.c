@@ -165,7 +165,8 @@ int rdma_pool_get(struct rdma_pool *p, uint64_t len, struct rdma_seg *segs, unsi
 	need = chunks_for(p, len);
 	if (len > p->cap - p->cap % p->chunk || need > max)
 		return -E2BIG;
-	if (!p->wq_head && need > p->nfree && need > p->nchunks) {
+	if (!p->wq_head && need > p->nfree && (uint64_t)p->nchunks * p->chunk < p->cap) {
+		/* short of free chunks and below the cap: grow rather than wait */
 		int rc = rdma_pool_grow(p, (uint64_t)(need - p->nfree) * p->chunk);
 		if (rc)
 			return rc;

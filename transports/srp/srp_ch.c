@@ -25,7 +25,7 @@ static void srpt_log_ch(const struct srpt_ch *ch, int prio, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	tgt_log(prio, "ib_srpt: %s (%s): %s", ch->iname, rdma_conn_name(ch->conn), buf);
+	tgt_log(prio, "ib_srpt: %s (%s): %s", ch->iname, srpt_io->name(ch->conn), buf);
 }
 
 static uint64_t now_s(void)
@@ -40,7 +40,7 @@ static uint64_t now_s(void)
 
 struct rdma_buf *srpt_ch_send_buf(struct srpt_ch *ch)
 {
-	return rdma_conn_send_buf(ch->conn);
+	return srpt_io->send_buf(ch->conn);
 }
 
 void srpt_ch_return_iu(struct srpt_ch *ch, struct srpt_req *r)
@@ -48,7 +48,7 @@ void srpt_ch_return_iu(struct srpt_ch *ch, struct srpt_req *r)
 	if (r->iu_returned)
 		return;
 	r->iu_returned = true;
-	rdma_conn_repost(ch->conn, r->iu);
+	srpt_io->repost(ch->conn, r->iu);
 	srp_credit_done(&ch->cred);
 }
 
@@ -58,7 +58,7 @@ void srpt_ch_req_free(struct srpt_ch *ch, struct srpt_req *r)
 {
 	srpt_ch_return_iu(ch, r);
 	if (r->nsegs > 0)
-		rdma_pool_put(rdma_conn_pool(ch->conn), r->segs, (unsigned)r->nsegs);
+		rdma_pool_put(srpt_io->pool(ch->conn), r->segs, (unsigned)r->nsegs);
 	r->nsegs = 0;
 	r->state = REQ_FREE;
 	r->next = ch->free_reqs;
@@ -98,9 +98,23 @@ void srpt_ch_sq_wait(struct srpt_ch *ch, struct srpt_req *r)
 	ch->sq_tail = r;
 }
 
+void srpt_ch_sq_remove(struct srpt_ch *ch, struct srpt_req *r)
+{
+	struct srpt_req *prev = NULL;
+
+	for (struct srpt_req **pp = &ch->sq_head; *pp; prev = *pp, pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			if (ch->sq_tail == r)
+				ch->sq_tail = prev;
+			r->next = NULL;
+			return;
+		}
+}
+
 static void ctl_done(struct rdma_conn *c, struct rdma_op *op, bool ok)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 
 	(void)op;
 	(void)ok;
@@ -130,9 +144,9 @@ static int send_ctl(struct srpt_ch *ch, uint8_t op, uint32_t word)
 	o->done = ctl_done;
 	len = op == SRP_OP_CRED_REQ ? srp_build_cred_req(b->data, word, tag)
 				    : srp_build_t_logout(b->data, word, tag);
-	rc = rdma_conn_send(ch->conn, b, (uint32_t)len, false, o);
+	rc = srpt_io->send(ch->conn, b, (uint32_t)len, false, o);
 	if (rc) {
-		rdma_conn_put_send_buf(ch->conn, b);
+		srpt_io->put_send_buf(ch->conn, b);
 		return rc;
 	}
 	ch->ctl_inflight++;
@@ -163,7 +177,7 @@ static void set_drain_since(struct srpt_ch *ch)
 void srpt_ch_check_drained(struct srpt_ch *ch)
 {
 	if (ch->state == SRPT_CH_DRAIN && !ch->active && !ch->ctl_inflight && !ch->tlogout_pending)
-		rdma_conn_disconnect(ch->conn);
+		srpt_io->disconnect(ch->conn);
 }
 
 static void try_tlogout(struct srpt_ch *ch)
@@ -206,7 +220,7 @@ void srpt_ch_kill(struct srpt_ch *ch, uint32_t reason)
 		return;
 	ch->kill_reason = reason;
 	ch->kill_msg.fn = kill_fn;
-	rdma_conn_call(ch->conn, &ch->kill_msg);
+	srpt_io->call(ch->conn, &ch->kill_msg);
 }
 
 /* ---- connection callbacks ---- */
@@ -220,12 +234,12 @@ static void reject(struct rdma_conn *c, const struct srp_login_req *lr, uint32_t
 	if (lr)
 		rej.tag = lr->tag;
 	srp_build_login_rej(b, &rej);
-	rdma_conn_reject(c, b, sizeof(b));
+	srpt_io->reject(c, b, sizeof(b));
 }
 
 static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 {
-	struct srpt_ctx *ctx = rdma_srv_ctx(rdma_conn_srv(c));
+	struct srpt_ctx *ctx = srpt_io->ctx(c);
 	struct srp_login_decision dec;
 	struct rdma_conn_params p = {0};
 	struct srp_login_req lr;
@@ -236,7 +250,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 
 	if (srp_parse_login_rdma(req->priv, req->priv_len, &lr)) {
 		tgt_log(LOG_WARNING, "ib_srpt: %s: connect request without an SRP_LOGIN_REQ",
-			rdma_conn_name(c));
+			srpt_io->name(c));
 		reject(c, NULL, SRP_REJ_UNABLE_ESTABLISH_CHANNEL, ctx->o.lim.buf_fmt);
 		return;
 	}
@@ -257,7 +271,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 		tgt_log(LOG_WARNING,
 			"ib_srpt: login from %s (%s) to %s rejected: reason 0x%08x (it_iu_len %u, "
 			"flags 0x%02x)",
-			iname, rdma_conn_name(c), tp, dec.rej_reason, lr.req_it_iu_len,
+			iname, srpt_io->name(c), tp, dec.rej_reason, lr.req_it_iu_len,
 			lr.req_flags);
 		free(ch);
 		reject(c, &lr, dec.rej_reason, ctx->o.lim.buf_fmt);
@@ -285,12 +299,12 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	p.pool_bytes = (uint64_t)ctx->o.lim.req_lim * ctx->o.rdma.pool_chunk;
 	p.priv = rsp;
 	p.priv_len = sizeof(rsp);
-	rdma_conn_set_priv(c, ch);
-	rc = rdma_conn_accept(c, &p);
+	srpt_io->set_priv(c, ch);
+	rc = srpt_io->accept(c, &p);
 	if (rc) {
 		tgt_log(LOG_ERR, "ib_srpt: login from %s (%s): cannot set up the channel: %s",
-			iname, rdma_conn_name(c), strerror(-rc));
-		rdma_conn_set_priv(c, NULL);
+			iname, srpt_io->name(c), strerror(-rc));
+		srpt_io->set_priv(c, NULL);
 		goto fail;
 	}
 	ch->state = SRPT_CH_LOGIN;
@@ -315,7 +329,7 @@ fail:
 
 static void on_established(struct rdma_conn *c)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 
 	if (ch && ch->state == SRPT_CH_LOGIN)
 		ch->state = SRPT_CH_LIVE;
@@ -325,13 +339,13 @@ static void protocol_error(struct srpt_ch *ch, struct rdma_buf *b, uint32_t reas
 			   const char *what)
 {
 	LOG(ch, LOG_WARNING, "%s", what);
-	rdma_conn_repost(ch->conn, b);
+	srpt_io->repost(ch->conn, b);
 	srpt_ch_logout(ch, reason);
 }
 
 static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 	struct srp_tag tag;
 	struct srpt_req *r;
 	uint8_t op;
@@ -376,7 +390,7 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 			protocol_error(ch, b, SRP_TLO_UNEXPECTED_RSP, "SRP_CRED_RSP without a request");
 			return;
 		}
-		rdma_conn_repost(c, b);
+		srpt_io->repost(c, b);
 		srpt_ch_maybe_cred_req(ch);
 		return;
 	case SRP_OP_AER_RSP:
@@ -394,7 +408,7 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 
 static void on_sq_space(struct rdma_conn *c)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 
 	try_tlogout(ch);
 	while (ch->sq_head && ch->state != SRPT_CH_DOWN) {
@@ -437,8 +451,8 @@ static void finish_fn(struct rdma_msg *m)
 	free(ch->reqs);
 	ch->reqs = NULL;
 	ch->conn = NULL;
-	rdma_conn_set_priv(c, NULL);
-	rdma_conn_release(c);
+	srpt_io->set_priv(c, NULL);
+	srpt_io->release(c);
 	/* a kill posted before the nexus let go of us and not run yet frees us */
 	if (!atomic_load(&ch->kill_posted) || ch->kill_ran)
 		free(ch);
@@ -452,12 +466,12 @@ static void maybe_finish(struct srpt_ch *ch)
 		return;
 	ch->finish_posted = true;
 	ch->finish_msg.fn = finish_fn;
-	rdma_conn_call(ch->conn, &ch->finish_msg);
+	srpt_io->call(ch->conn, &ch->finish_msg);
 }
 
 static void on_down(struct rdma_conn *c)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 
 	if (!ch)
 		return;
@@ -478,14 +492,14 @@ static void on_down(struct rdma_conn *c)
 
 static void on_tick(struct rdma_conn *c)
 {
-	struct srpt_ch *ch = rdma_conn_priv(c);
+	struct srpt_ch *ch = srpt_io->priv(c);
 
 	if (!ch)
 		return;
 	if (ch->state == SRPT_CH_DRAIN && now_s() - ch->drain_since >= ch->ctx->o.logout_wait) {
 		LOG(ch, LOG_NOTICE, "logout did not complete in %u s: disconnecting",
 		    ch->ctx->o.logout_wait);
-		rdma_conn_disconnect(c);
+		srpt_io->disconnect(c);
 		return;
 	}
 	try_tlogout(ch);

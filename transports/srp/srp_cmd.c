@@ -55,7 +55,7 @@ static void task_done(struct scsi_task *st)
 	struct srpt_req *r = (struct srpt_req *)st;
 
 	r->msg.fn = done_fn;
-	rdma_conn_call(r->ch->conn, &r->msg);
+	srpt_io->call(r->ch->conn, &r->msg);
 }
 
 static void exec(struct srpt_req *r)
@@ -126,16 +126,16 @@ void srpt_req_respond(struct srpt_req *r)
 	r->op.done = rsp_done;
 	r->state = REQ_RESPONDED;
 	if (bytes)
-		rc = rdma_conn_write_send(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, bytes, b,
+		rc = srpt_io->write_send(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, bytes, b,
 					  (uint32_t)len, sol, &r->op);
 	else
-		rc = rdma_conn_send(ch->conn, b, (uint32_t)len, sol, &r->op);
+		rc = srpt_io->send(ch->conn, b, (uint32_t)len, sol, &r->op);
 	if (!rc) {
 		if (bytes)
 			ch->bytes_in += bytes;
 		return;
 	}
-	rdma_conn_put_send_buf(ch->conn, b);
+	srpt_io->put_send_buf(ch->conn, b);
 	srp_credit_ungrant(&ch->cred, info.req_lim_delta);
 	if (rc == -EAGAIN) {
 		r->state = REQ_WAIT_SQ;
@@ -152,7 +152,7 @@ void srpt_req_respond(struct srpt_req *r)
 		r->st.data_len = 0;
 		r->st.resid_kind = SCSI_RESID_UNDER;
 		r->st.resid = r->cmd.xfer_len;
-		rdma_pool_put(rdma_conn_pool(ch->conn), r->segs, (unsigned)r->nsegs);
+		rdma_pool_put(srpt_io->pool(ch->conn), r->segs, (unsigned)r->nsegs);
 		r->nsegs = 0;
 		srpt_req_respond(r);
 		return;
@@ -204,7 +204,7 @@ static void read_done(struct rdma_conn *c, struct rdma_op *op, bool ok)
 	struct srpt_req *r = (struct srpt_req *)((char *)op - offsetof(struct srpt_req, op));
 
 	(void)c;
-	if (!ok || r->ch->state == SRPT_CH_DOWN) {
+	if (!ok || r->ch->state == SRPT_CH_DOWN || r->aborted) {
 		srpt_ch_req_free(r->ch, r);
 		return;
 	}
@@ -221,7 +221,7 @@ static void start_read(struct srpt_req *r)
 
 	r->state = REQ_READ;
 	r->op.done = read_done;
-	rc = rdma_conn_read(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, r->cmd.xfer_len,
+	rc = srpt_io->read(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, r->cmd.xfer_len,
 			    &r->op);
 	if (!rc)
 		return;
@@ -233,7 +233,7 @@ static void start_read(struct srpt_req *r)
 		return;
 	}
 	if (rc == -EINVAL) {
-		rdma_pool_put(rdma_conn_pool(ch->conn), r->segs, (unsigned)r->nsegs);
+		rdma_pool_put(srpt_io->pool(ch->conn), r->segs, (unsigned)r->nsegs);
 		r->nsegs = 0;
 		srpt_cmd_fail(ch, r, SR_INVALID_FIELD_IN_IU);
 		return;
@@ -279,7 +279,7 @@ void srpt_req_abandon(struct srpt_req *r)
 	struct srpt_ch *ch = r->ch;
 
 	if (r->state == REQ_WAIT_BUF)
-		rdma_pool_cancel(rdma_conn_pool(ch->conn), &r->pw);
+		rdma_pool_cancel(srpt_io->pool(ch->conn), &r->pw);
 	srpt_ch_req_free(ch, r);
 }
 
@@ -341,7 +341,7 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	}
 	r->state = REQ_WAIT_BUF;
 	r->pw.ready = bufs_ready;
-	n = rdma_pool_get(rdma_conn_pool(ch->conn), r->cmd.xfer_len, r->segs, SRPT_MAX_SEGS,
+	n = rdma_pool_get(srpt_io->pool(ch->conn), r->cmd.xfer_len, r->segs, SRPT_MAX_SEGS,
 			  &r->pw);
 	if (n == -EAGAIN)
 		return; /* bufs_ready when chunks come back */

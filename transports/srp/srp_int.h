@@ -96,6 +96,7 @@ struct srpt_req {
 	uint8_t tmf_code; /* SRP response code of a TMF */
 	bool iu_returned; /* receive buffer posted again, credit earned */
 	bool is_read_wait; /* waiting for send queue room to post its RDMA READ */
+	bool aborted;	   /* by a TMF before it reached the core: dropped, no response */
 	struct rdma_op op;
 	struct rdma_pool_waiter pw;
 	struct rdma_seg segs[SRPT_MAX_SEGS];
@@ -137,6 +138,32 @@ struct srpt_ch {
 
 extern struct srpt_ctx *srpt_global;
 
+/* The verbs layer's connection calls, as the SRP code makes them (srp_io.c): the real ones, or
+ * a test's stand-ins. */
+struct srpt_io {
+	void *(*priv)(const struct rdma_conn *c);
+	void (*set_priv)(struct rdma_conn *c, void *priv);
+	const char *(*name)(const struct rdma_conn *c);
+	void *(*ctx)(struct rdma_conn *c); /* the service's context: the srpt_ctx */
+	int (*accept)(struct rdma_conn *c, const struct rdma_conn_params *p);
+	void (*reject)(struct rdma_conn *c, const void *priv, uint8_t priv_len);
+	struct rdma_buf *(*send_buf)(struct rdma_conn *c);
+	void (*put_send_buf)(struct rdma_conn *c, struct rdma_buf *b);
+	int (*send)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
+		    struct rdma_op *op);
+	int (*write_send)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+			  const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+			  struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op);
+	int (*read)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+		    const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op);
+	void (*repost)(struct rdma_conn *c, struct rdma_buf *b);
+	void (*disconnect)(struct rdma_conn *c);
+	void (*release)(struct rdma_conn *c);
+	struct rdma_pool *(*pool)(struct rdma_conn *c);
+	void (*call)(struct rdma_conn *c, struct rdma_msg *m);
+};
+extern const struct srpt_io *srpt_io;
+
 /* srp_transport.c: the driver attributes (d: report errors there) */
 int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct diag *d);
 
@@ -157,6 +184,7 @@ struct rdma_buf *srpt_ch_send_buf(struct srpt_ch *ch);
 void srpt_ch_req_free(struct srpt_ch *ch, struct srpt_req *r);
 void srpt_ch_return_iu(struct srpt_ch *ch, struct srpt_req *r);
 void srpt_ch_sq_wait(struct srpt_ch *ch, struct srpt_req *r);
+void srpt_ch_sq_remove(struct srpt_ch *ch, struct srpt_req *r);
 void srpt_ch_maybe_cred_req(struct srpt_ch *ch);
 void srpt_ch_check_drained(struct srpt_ch *ch);
 

@@ -40,7 +40,7 @@ static void tmf_done(struct scsi_tmf *tmf)
 	struct srpt_req *r = tmf->priv;
 
 	r->msg.fn = tmf_done_fn;
-	rdma_conn_call(r->ch->conn, &r->msg);
+	srpt_io->call(r->ch->conn, &r->msg);
 }
 
 static bool map_fn(uint8_t f, enum scsi_tmf_fn *out)
@@ -53,6 +53,39 @@ static bool map_fn(uint8_t f, enum scsi_tmf_fn *out)
 	case SRP_TMF_CLEAR_ACA: *out = SCSI_TMF_CLEAR_ACA; return true;
 	default: return false;
 	}
+}
+
+/* Commands of this channel the core has not seen yet (waiting for pool chunks, or for their
+ * data-out to arrive by RDMA READ) are the transport's to abort: they are dropped without a
+ * response, their credits come back like any aborted command's. */
+static unsigned abort_local(struct srpt_ch *ch, enum scsi_tmf_fn fn, uint64_t lun, uint64_t tag)
+{
+	unsigned n = 0;
+
+	if (fn != SCSI_TMF_ABORT_TASK && fn != SCSI_TMF_ABORT_TASK_SET &&
+	    fn != SCSI_TMF_CLEAR_TASK_SET && fn != SCSI_TMF_LOGICAL_UNIT_RESET)
+		return 0;
+	for (unsigned i = 0; i < ch->nreqs; i++) {
+		struct srpt_req *x = &ch->reqs[i];
+		bool pre_core = x->state == REQ_WAIT_BUF || x->state == REQ_READ ||
+				(x->state == REQ_WAIT_SQ && x->is_read_wait);
+
+		if (x->is_tmf || !pre_core || x->aborted || x->st.lun != lun)
+			continue;
+		if (fn == SCSI_TMF_ABORT_TASK && x->st.tag != tag)
+			continue;
+		n++;
+		if (x->state == REQ_READ) {
+			x->aborted = true; /* dropped when its RDMA READ completes */
+			continue;
+		}
+		if (x->state == REQ_WAIT_BUF)
+			rdma_pool_cancel(srpt_io->pool(ch->conn), &x->pw);
+		else
+			srpt_ch_sq_remove(ch, x);
+		srpt_ch_req_free(ch, x);
+	}
+	return n;
 }
 
 void srpt_tmf_start(struct srpt_ch *ch, struct srpt_req *r)
@@ -77,8 +110,11 @@ void srpt_tmf_start(struct srpt_ch *ch, struct srpt_req *r)
 		srpt_req_respond(r);
 		return;
 	}
-	tgt_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x, LUN %llu", ch->iname,
-		tm.func, (unsigned long long)scsi_lun_decode(tm.lun));
+	tgt_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x, LUN %llu%s", ch->iname,
+		tm.func, (unsigned long long)scsi_lun_decode(tm.lun),
+		abort_local(ch, fn, scsi_lun_decode(tm.lun), srp_tag_u64(tm.task_tag))
+		    ? " (commands not yet in the core dropped)"
+		    : "");
 	r->tmf.fn = fn;
 	r->tmf.lun = scsi_lun_decode(tm.lun);
 	r->tmf.ref_tag = srp_tag_u64(tm.task_tag);
