@@ -127,7 +127,7 @@ static inline void fk_put_send_buf(struct rdma_conn *c, struct rdma_buf *b)
 }
 
 static inline int fk_post_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool sol,
-			struct rdma_op *op)
+			       struct rdma_op *op)
 {
 	struct fake_conn *f = F(c);
 
@@ -142,7 +142,7 @@ static inline int fk_post_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t
 }
 
 static inline int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool sol,
-		   struct rdma_op *op)
+			  struct rdma_op *op)
 {
 	if (F(c)->down)
 		return -ENOTCONN;
@@ -155,7 +155,7 @@ static inline int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len,
 
 /* memcpy between the initiator's buffers (rem) and the target's chunks (loc) */
 static inline int fk_copy(const struct rdma_rseg *rem, unsigned nrem, const struct rdma_seg *loc,
-		   unsigned nloc, uint64_t bytes, bool to_remote)
+			  unsigned nloc, uint64_t bytes, bool to_remote)
 {
 	unsigned ri = 0, li = 0;
 	uint64_t ro = 0, lo = 0;
@@ -187,8 +187,8 @@ static inline int fk_copy(const struct rdma_rseg *rem, unsigned nrem, const stru
 }
 
 static inline int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
-			 struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
+				const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+				struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
 {
 	int rc;
 
@@ -206,7 +206,8 @@ static inline int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem
 }
 
 static inline int fk_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
+			  const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+			  struct rdma_op *op)
 {
 	int rc;
 
@@ -267,11 +268,22 @@ static inline void fk_call(struct rdma_conn *c, struct rdma_msg *m)
 }
 
 static const struct srpt_io fake_io = {
-    .priv = fk_priv, .set_priv = fk_set_priv, .name = fk_name, .ctx = fk_ctx,
-    .accept = fk_accept, .reject = fk_reject, .send_buf = fk_send_buf,
-    .put_send_buf = fk_put_send_buf, .send = fk_send, .write_send = fk_write_send,
-    .read = fk_read, .repost = fk_repost, .disconnect = fk_disconnect,
-    .release = fk_release, .pool = fk_pool, .call = fk_call,
+    .priv = fk_priv,
+    .set_priv = fk_set_priv,
+    .name = fk_name,
+    .ctx = fk_ctx,
+    .accept = fk_accept,
+    .reject = fk_reject,
+    .send_buf = fk_send_buf,
+    .put_send_buf = fk_put_send_buf,
+    .send = fk_send,
+    .write_send = fk_write_send,
+    .read = fk_read,
+    .repost = fk_repost,
+    .disconnect = fk_disconnect,
+    .release = fk_release,
+    .pool = fk_pool,
+    .call = fk_call,
 };
 
 /* Run queued calls and complete posted operations once; true if anything happened. */
@@ -428,7 +440,8 @@ static inline void fake_teardown(void)
 /* The login Linux's ib_srp sends over RDMA/CM (initiator_ext 1, immediate data at 68). */
 static inline struct srp_login_req fake_login_req(uint8_t mca)
 {
-	struct srp_login_req r = {.req_it_iu_len = 8260, .req_buf_fmt = 6,
+	struct srp_login_req r = {.req_it_iu_len = 8260,
+				  .req_buf_fmt = 6,
 				  .req_flags = (uint8_t)(SRP_REQ_IMMED | mca),
 				  .imm_data_offset = 68};
 

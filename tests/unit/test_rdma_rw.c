@@ -73,8 +73,8 @@ Test(rdma_rw, local_chunks_gathered_under_max_sge)
 
 	for (int i = 0; i < 16; i++)
 		loc[i] = (struct rdma_seg){buf + i * 4096, 4096, (uint32_t)i};
-	n = rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, loc, 16, 16 * 4096, 4, wr, RDMA_RW_MAX_WR,
-			  sge, RDMA_RW_MAX_SGE);
+	n = rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, loc, 16, 16 * 4096, 4, wr, RDMA_RW_MAX_WR, sge,
+			  RDMA_RW_MAX_SGE);
 	cr_assert_eq(n, 4, "16 chunks, 4 SGEs per request");
 	check_chain(n, &rem, 1, loc, 16, 16 * 4096, 4, IBV_WR_RDMA_READ);
 }
@@ -96,8 +96,8 @@ Test(rdma_rw, partial_transfer_and_zero_length_descriptors)
 	static char buf[8192];
 	struct rdma_seg loc = {buf, 8192, 1};
 	struct rdma_rseg rem[3] = {{0x1000, 1, 0}, {0x2000, 2, 8192}, {0x9000, 3, 100}};
-	int n = rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 3, &loc, 1, 512, 30, wr, RDMA_RW_MAX_WR,
-			      sge, RDMA_RW_MAX_SGE);
+	int n = rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 3, &loc, 1, 512, 30, wr, RDMA_RW_MAX_WR, sge,
+			      RDMA_RW_MAX_SGE);
 
 	/* data-in shorter than the descriptors: only the first 512 bytes are written */
 	cr_assert_eq(n, 1);
@@ -114,12 +114,12 @@ Test(rdma_rw, refuses_more_than_described)
 	struct rdma_seg loc = {buf, 4096, 1};
 	struct rdma_rseg rem = {0x1000, 1, 2048};
 
-	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, &loc, 1, 4096, 30, wr,
-				   RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE),
+	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, &loc, 1, 4096, 30, wr, RDMA_RW_MAX_WR,
+				   sge, RDMA_RW_MAX_SGE),
 		     -EINVAL, "remote too small");
 	rem.len = 8192;
-	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, &loc, 1, 8192, 30, wr,
-				   RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE),
+	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, &loc, 1, 8192, 30, wr, RDMA_RW_MAX_WR,
+				   sge, RDMA_RW_MAX_SGE),
 		     -EINVAL, "local too small");
 	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, &loc, 1, 100, 0, wr, RDMA_RW_MAX_WR,
 				   sge, RDMA_RW_MAX_SGE),
@@ -139,12 +139,12 @@ Test(rdma_rw, array_limits)
 	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 64, loc, 64, 64 * 512, 30, wr, 63, sge,
 				   RDMA_RW_MAX_SGE),
 		     -E2BIG, "64 requests needed");
-	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 64, loc, 64, 64 * 512, 30, wr, 64, sge,
-				   63),
-		     -E2BIG, "64 SGEs needed");
-	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 64, loc, 64, 64 * 512, 30, NULL, 64,
-				   NULL, 64),
-		     64, "count only");
+	cr_assert_eq(
+	    rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 64, loc, 64, 64 * 512, 30, wr, 64, sge, 63),
+	    -E2BIG, "64 SGEs needed");
+	cr_assert_eq(
+	    rdma_rw_build(IBV_WR_RDMA_WRITE, rem, 64, loc, 64, 64 * 512, 30, NULL, 64, NULL, 64),
+	    64, "count only");
 }
 
 Test(rdma_rw, huge_descriptor_split_by_bytes)
@@ -155,9 +155,9 @@ Test(rdma_rw, huge_descriptor_split_by_bytes)
 				  {(void *)0x50000000, 0x40000000u, 1},
 				  {(void *)0x90000000, 0x40000000u, 1}};
 
-	cr_assert_eq(rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, loc, 3, 0xc0000000u, 30, NULL, 16,
-				   NULL, 16),
-		     3, "no request above 1 GiB");
+	cr_assert_eq(
+	    rdma_rw_build(IBV_WR_RDMA_READ, &rem, 1, loc, 3, 0xc0000000u, 30, NULL, 16, NULL, 16),
+	    3, "no request above 1 GiB");
 }
 
 /* Random shapes: the chain always covers the transfer exactly (checked byte by byte). */
@@ -169,7 +169,8 @@ Test(rdma_rw, random_shapes)
 	for (int it = 0; it < 2000; it++) {
 		struct rdma_seg loc[32];
 		struct rdma_rseg rem[32];
-		unsigned nloc = 1 + (unsigned)rand_r(&seed) % 32, nrem = 1 + (unsigned)rand_r(&seed) % 32;
+		unsigned nloc = 1 + (unsigned)rand_r(&seed) % 32,
+			 nrem = 1 + (unsigned)rand_r(&seed) % 32;
 		uint64_t ltot = 0, rtot = 0, bytes;
 		unsigned max_sge = 1 + (unsigned)rand_r(&seed) % 8;
 		int n;

@@ -30,8 +30,8 @@ static void visit(struct rdma_conn *c, void *arg)
 
 Test(rdma_srv, starts_and_stops_without_a_device)
 {
-	struct rdma_srv_cfg cfg = {.name = "test", .threads = 2, .pool_chunk = 65536,
-				   .pool_max = 1 << 20, .nlisten = 1};
+	struct rdma_srv_cfg cfg = {
+	    .name = "test", .threads = 2, .pool_chunk = 65536, .pool_max = 1 << 20, .nlisten = 1};
 	char err[128] = "";
 	struct rdma_srv *s;
 	struct timespec t0, t1;

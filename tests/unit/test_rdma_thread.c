@@ -65,8 +65,8 @@ static void nothing(struct rdma_thread *t, void *arg)
 
 Test(rdma_thread, cross_thread_messages)
 {
-	struct rdma_srv_cfg cfg = {.name = "test", .threads = 2, .pool_chunk = 4096,
-				   .pool_max = 4096};
+	struct rdma_srv_cfg cfg = {
+	    .name = "test", .threads = 2, .pool_chunk = 4096, .pool_max = 4096};
 	char err[64];
 	struct rdma_srv *s = rdma_srv_start(&cfg, &OPS, NULL, err, sizeof(err));
 	struct sender a, b;

@@ -25,8 +25,12 @@ static struct srp_rsp_view do_io(uint8_t op, uint32_t lba, uint16_t blocks,
 				 const struct srp_desc *d, unsigned nd, enum srp_dir dir)
 {
 	uint8_t cdb[16];
-	struct srp_cmd_build b = {.tag = tagn(next_tag++), .cdb = cdb, .cdb_len = 10,
-				  .dir = dir, .descs = d, .ndesc = nd,
+	struct srp_cmd_build b = {.tag = tagn(next_tag++),
+				  .cdb = cdb,
+				  .cdb_len = 10,
+				  .dir = dir,
+				  .descs = d,
+				  .ndesc = nd,
 				  .fmt = nd > 1 ? SRP_FMT_INDIRECT : SRP_FMT_DIRECT,
 				  .table = {0x1000, FAKE_RKEY, 0}};
 
@@ -69,9 +73,8 @@ static void login(void)
 
 static void expect_good(struct srp_rsp_view v)
 {
-	cr_assert_eq(v.status, SAM_STAT_GOOD, "status 0x%02x, sense key %x asc %02x",
-		     v.status, v.sense_len > 2 ? v.sense[2] & 0xf : 0,
-		     v.sense_len > 12 ? v.sense[12] : 0);
+	cr_assert_eq(v.status, SAM_STAT_GOOD, "status 0x%02x, sense key %x asc %02x", v.status,
+		     v.sense_len > 2 ? v.sense[2] & 0xf : 0, v.sense_len > 12 ? v.sense[12] : 0);
 	cr_assert_eq(v.flags, 0, "flags 0x%02x", v.flags);
 	cr_assert_eq(v.req_lim_delta, 1);
 }
@@ -122,8 +125,12 @@ Test(srp_cmd, immediate_data)
 {
 	static uint8_t data[4096], back[4096];
 	uint8_t cdb[16];
-	struct srp_cmd_build b = {.tag = tagn(77), .cdb = cdb, .cdb_len = 10,
-				  .dir = SRP_DIR_OUT, .fmt = SRP_FMT_IMM, .imm_len = 4096,
+	struct srp_cmd_build b = {.tag = tagn(77),
+				  .cdb = cdb,
+				  .cdb_len = 10,
+				  .dir = SRP_DIR_OUT,
+				  .fmt = SRP_FMT_IMM,
+				  .imm_len = 4096,
 				  .imm_off = 68};
 
 	login();
@@ -162,8 +169,12 @@ Test(srp_cmd, transfers_wait_for_pool_chunks)
 	before = fc.nsent;
 	for (int i = 0; i < 3; i++) {
 		struct srp_desc d;
-		struct srp_cmd_build b = {.tag = tagn(300 + (uint32_t)i), .cdb = cdb, .cdb_len = 10,
-					  .dir = SRP_DIR_OUT, .fmt = SRP_FMT_DIRECT, .descs = &d,
+		struct srp_cmd_build b = {.tag = tagn(300 + (uint32_t)i),
+					  .cdb = cdb,
+					  .cdb_len = 10,
+					  .dir = SRP_DIR_OUT,
+					  .fmt = SRP_FMT_DIRECT,
+					  .descs = &d,
 					  .ndesc = 1};
 		size_t len;
 
@@ -319,8 +330,13 @@ Test(srp_cmd, transfer_larger_than_the_core_takes)
 {
 	uint8_t cdb[16];
 	struct srp_desc d = desc((void *)0x1000, (16u << 20));
-	struct srp_cmd_build b = {.tag = tagn(11), .cdb = cdb, .cdb_len = 10, .dir = SRP_DIR_IN,
-				  .fmt = SRP_FMT_DIRECT, .descs = &d, .ndesc = 1};
+	struct srp_cmd_build b = {.tag = tagn(11),
+				  .cdb = cdb,
+				  .cdb_len = 10,
+				  .dir = SRP_DIR_IN,
+				  .fmt = SRP_FMT_DIRECT,
+				  .descs = &d,
+				  .ndesc = 1};
 
 	login();
 	rw10(cdb, 0x28, 0, 8);

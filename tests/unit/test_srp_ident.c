@@ -94,7 +94,8 @@ Test(srp_ident, add_target_strings)
 	srp_gid_parse("fe80:0000:0000:0000:5054:00ff:fe12:3456", gid);
 	srp_ident_from_gid(gid, &id);
 	srp_add_target_rdma(&id, "10.0.2.15:5555", s, sizeof(s));
-	cr_assert_str_eq(s, "id_ext=505400fffe123456,ioc_guid=505400fffe123456,dest=10.0.2.15:5555");
+	cr_assert_str_eq(s,
+			 "id_ext=505400fffe123456,ioc_guid=505400fffe123456,dest=10.0.2.15:5555");
 	srp_add_target_ib(&id, 0xffff, s, sizeof(s));
 	cr_assert_str_eq(s, "id_ext=505400fffe123456,ioc_guid=505400fffe123456,"
 			    "dgid=fe80000000000000505400fffe123456,pkey=ffff,"

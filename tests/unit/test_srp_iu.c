@@ -86,8 +86,8 @@ Test(srp_iu, login_req_rdma_layout)
 
 Test(srp_iu, login_req_rdma_round_trip)
 {
-	struct srp_login_req in = {.req_it_iu_len = 276, .req_buf_fmt = 6, .req_flags = 1,
-				   .imm_data_offset = 0};
+	struct srp_login_req in = {
+	    .req_it_iu_len = 276, .req_buf_fmt = 6, .req_flags = 1, .imm_data_offset = 0};
 	struct srp_login_req out;
 	uint8_t p[SRP_LOGIN_REQ_RDMA_LEN];
 
@@ -123,8 +123,11 @@ Test(srp_iu, login_req_ib_layout)
 
 Test(srp_iu, login_rsp_and_rej_layout)
 {
-	struct srp_login_rsp rsp = {.req_lim_delta = 128, .max_it_iu_len = 8260,
-				    .max_ti_iu_len = 288, .buf_fmt = 6, .rsp_flags = 0x82};
+	struct srp_login_rsp rsp = {.req_lim_delta = 128,
+				    .max_it_iu_len = 8260,
+				    .max_ti_iu_len = 288,
+				    .buf_fmt = 6,
+				    .rsp_flags = 0x82};
 	struct srp_login_rej rej = {.reason = SRP_REJ_IT_IU_LEN_TOO_LARGE, .buf_fmt = 6};
 	struct srp_login_rsp r2;
 	struct srp_login_rej j2;
@@ -401,8 +404,12 @@ Test(srp_iu, cmd_build_round_trip)
 {
 	struct srp_desc d[3] = {{0x1000, 1, 4096}, {0x9000, 2, 512}, {0x20000, 3, 8192}};
 	uint8_t cdb[16] = {0x8a};
-	struct srp_cmd_build b = {.cdb = cdb, .cdb_len = 16, .dir = SRP_DIR_OUT,
-				  .fmt = SRP_FMT_INDIRECT, .descs = d, .ndesc = 3,
+	struct srp_cmd_build b = {.cdb = cdb,
+				  .cdb_len = 16,
+				  .dir = SRP_DIR_OUT,
+				  .fmt = SRP_FMT_INDIRECT,
+				  .descs = d,
+				  .ndesc = 3,
 				  .table = {0xabc0, 77, 0}};
 	uint8_t iu[256];
 	struct srp_cmd c;
@@ -466,8 +473,11 @@ Test(srp_iu, tsk_mgmt_layout)
 Test(srp_iu, rsp_layout)
 {
 	uint8_t sense[18] = {0x70, 0, 0x05, [12] = 0x24};
-	struct srp_rsp_info r = {.req_lim_delta = 3, .status = 2, .resp_code = -1,
-				 .sense = sense, .sense_len = sizeof(sense)};
+	struct srp_rsp_info r = {.req_lim_delta = 3,
+				 .status = 2,
+				 .resp_code = -1,
+				 .sense = sense,
+				 .sense_len = sizeof(sense)};
 	struct srp_rsp_view v;
 	uint8_t b[300];
 	size_t n;

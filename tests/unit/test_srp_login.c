@@ -4,14 +4,18 @@
 
 #include "transports/srp/srp_login.h"
 
-static const struct srp_login_limits LIM = {
-    .max_it_iu_len = 65536, .max_ti_iu_len = 288, .req_lim = 128,
-    .buf_fmt = SRP_BUF_FMT_DIRECT | SRP_BUF_FMT_INDIRECT, .imm = true, .max_channels = 8};
+static const struct srp_login_limits LIM = {.max_it_iu_len = 65536,
+					    .max_ti_iu_len = 288,
+					    .req_lim = 128,
+					    .buf_fmt = SRP_BUF_FMT_DIRECT | SRP_BUF_FMT_INDIRECT,
+					    .imm = true,
+					    .max_channels = 8};
 
 /* What Linux 6.1's ib_srp sends by default over RDMA/CM. */
 static struct srp_login_req linux_req(uint8_t mca)
 {
-	struct srp_login_req r = {.req_it_iu_len = 8260, .req_buf_fmt = 6,
+	struct srp_login_req r = {.req_it_iu_len = 8260,
+				  .req_buf_fmt = 6,
 				  .req_flags = (uint8_t)(SRP_REQ_IMMED | mca),
 				  .imm_data_offset = 68};
 	memset(r.tag.b, 0x42, 8);

@@ -14,8 +14,8 @@ static uint32_t next_tag = 1;
 
 static struct srp_rsp_view tmf(uint8_t func, uint8_t lun, uint64_t task_tag)
 {
-	struct srp_tsk_mgmt t = {.tag = tagn(0x80000000u | next_tag++), .func = func,
-				 .task_tag = srp_tag_of(task_tag)};
+	struct srp_tsk_mgmt t = {
+	    .tag = tagn(0x80000000u | next_tag++), .func = func, .task_tag = srp_tag_of(task_tag)};
 	uint8_t iu[48];
 	unsigned before = fc.nsent;
 	struct srp_rsp_view v;
@@ -118,16 +118,20 @@ Test(srp_tmf, abort_commands_the_core_has_not_seen)
 	before = fc.nsent;
 	for (uint32_t i = 0; i < 3; i++) {
 		struct srp_desc d = {.va = (uintptr_t)buf, .key = FAKE_RKEY, .len = (uint32_t)n};
-		struct srp_cmd_build b = {.tag = tagn(100 + i), .cdb = cdb, .cdb_len = 10,
-					  .dir = SRP_DIR_OUT, .fmt = SRP_FMT_DIRECT, .descs = &d,
+		struct srp_cmd_build b = {.tag = tagn(100 + i),
+					  .cdb = cdb,
+					  .cdb_len = 10,
+					  .dir = SRP_DIR_OUT,
+					  .fmt = SRP_FMT_DIRECT,
+					  .descs = &d,
 					  .ndesc = 1};
 		fake_recv(iu, (uint32_t)srp_build_cmd(iu, sizeof(iu), &b));
 	}
 	cr_assert_eq(fc.nops, 2, "two RDMA READs posted, the third waits for chunks");
 	/* ABORT TASK for the waiting one (tag 102), answered without touching the queue */
 	{
-		struct srp_tsk_mgmt t = {.tag = tagn(0x80000001), .func = SRP_TMF_ABORT_TASK,
-					 .task_tag = tagn(102)};
+		struct srp_tsk_mgmt t = {
+		    .tag = tagn(0x80000001), .func = SRP_TMF_ABORT_TASK, .task_tag = tagn(102)};
 		uint8_t tiu[48];
 
 		srp_build_tsk_mgmt(tiu, &t);

@@ -54,15 +54,16 @@ Test(srp_transport, every_attribute)
 {
 	struct captured c;
 	struct diag d;
-	struct tgt_config *cfg = load_drv("TARGET_DRIVER ib_srpt {\n"
-					  "\tlisten 10.0.2.15:6000\n"
-					  "\tlisten [::]:6001\n"
-					  "\tthreads 2\n\tpoll_us 50\n\tsrq 1\n\tsrq_size 512\n"
-					  "\tqueue_depth 64\n\tmax_req_size 16K\n\tmax_rsp_size 512\n"
-					  "\tmax_channels 4\n\timmediate_data 0\n\tpool_mb 32\n"
-					  "\tmax_inline 64\n\tlogout_wait 9\n"
-					  "\tTARGET fe80::2:c903:f:41a7 {\n\t\tenabled 1\n\t}\n}\n",
-					  &c, &d);
+	struct tgt_config *cfg =
+	    load_drv("TARGET_DRIVER ib_srpt {\n"
+		     "\tlisten 10.0.2.15:6000\n"
+		     "\tlisten [::]:6001\n"
+		     "\tthreads 2\n\tpoll_us 50\n\tsrq 1\n\tsrq_size 512\n"
+		     "\tqueue_depth 64\n\tmax_req_size 16K\n\tmax_rsp_size 512\n"
+		     "\tmax_channels 4\n\timmediate_data 0\n\tpool_mb 32\n"
+		     "\tmax_inline 64\n\tlogout_wait 9\n"
+		     "\tTARGET fe80::2:c903:f:41a7 {\n\t\tenabled 1\n\t}\n}\n",
+		     &c, &d);
 	struct srpt_opts o;
 	char a[64];
 
@@ -113,12 +114,14 @@ Test(srp_transport, errors_with_lines)
 {
 	/* BASE takes 5 lines; "TARGET_DRIVER ib_srpt {" is line 6, the attribute line 7 */
 	expect_error("\tlisten 10.0.2.15", 7, "ib_srpt: listen: '10.0.2.15' is not ADDR:PORT");
-	expect_error("\tqueue_depth 1", 7, "ib_srpt: queue_depth: '1' is not a number from 2 to 4096");
+	expect_error("\tqueue_depth 1", 7,
+		     "ib_srpt: queue_depth: '1' is not a number from 2 to 4096");
 	expect_error("\tmax_req_size 32", 7,
 		     "ib_srpt: max_req_size: '32' is not a number from 64 to 1048576");
 	expect_error("\tthreads lots", 7, "ib_srpt: threads: 'lots' is not a number from 1 to 64");
 	expect_error("\tsrq maybe", 7, "ib_srpt: srq: expected a boolean, got 'maybe'");
-	expect_error("\timmediate_data 2", 7, "ib_srpt: immediate_data: expected a boolean, got '2'");
+	expect_error("\timmediate_data 2", 7,
+		     "ib_srpt: immediate_data: expected a boolean, got '2'");
 }
 
 Test(srp_transport, target_must_be_a_gid)

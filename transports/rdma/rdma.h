@@ -69,7 +69,7 @@ struct rdma_buf {
 	/* private */
 	uint32_t lkey;
 	struct rdma_buf *next;
-	struct rdma_op op;   /* for sends without an op of the caller */
+	struct rdma_op op;    /* for sends without an op of the caller */
 	struct rdma_srq *srq; /* receive buffer of a shared receive queue */
 	bool recv;
 };

@@ -52,7 +52,8 @@ static void open_listeners(struct rdma_thread *t)
 		}
 		if (e) {
 			if (t->listen_err[i] != e)
-				rdma_log(s, LOG_WARNING, "listen %s: %s (retrying)", a, strerror(e));
+				rdma_log(s, LOG_WARNING, "listen %s: %s (retrying)", a,
+					 strerror(e));
 			t->listen_err[i] = e;
 			continue;
 		}
@@ -255,7 +256,8 @@ void rdma_cm_events(struct rdma_thread *t)
 		uint8_t priv[256];
 
 		if (copy.param.conn.private_data && copy.param.conn.private_data_len) {
-			memcpy(priv, copy.param.conn.private_data, copy.param.conn.private_data_len);
+			memcpy(priv, copy.param.conn.private_data,
+			       copy.param.conn.private_data_len);
 			copy.param.conn.private_data = priv;
 		}
 		rdma_ack_cm_event(ev);

@@ -128,8 +128,8 @@ static int bufs_create(struct rdma_conn *c, const struct rdma_conn_params *p, bo
 	if (!c->bufs)
 		return -ENOMEM;
 	c->iu_len = rlen + slen;
-	c->iu_mem = mmap(NULL, c->iu_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	c->iu_mem =
+	    mmap(NULL, c->iu_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->iu_mem == MAP_FAILED) {
 		c->iu_mem = NULL;
 		return -ENOMEM;
@@ -489,8 +489,9 @@ bool rdma_conn_poll(struct rdma_conn *c)
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR &&
 			    c->state <= RDMA_CONN_LIVE) {
-				rdma_log(c->srv, LOG_WARNING, "%s: completion error: %s (opcode %d)",
-					 c->name, ibv_wc_status_str(wc[i].status), wc[i].opcode);
+				rdma_log(c->srv, LOG_WARNING,
+					 "%s: completion error: %s (opcode %d)", c->name,
+					 ibv_wc_status_str(wc[i].status), wc[i].opcode);
 				rdma_conn_go_down(c, "completion error");
 			}
 			if (rdma_wrid_is_recv(wc[i].wr_id))

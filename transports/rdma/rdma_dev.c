@@ -146,9 +146,9 @@ struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs)
 			goto fail;
 	}
 	rdma_log(t->srv, LOG_INFO,
-		 "thread %u: device %s: max_qp_wr %d, max_sge %d, max_qp_init_rd_atom %d%s",
-		 t->idx, d->name, d->attr.max_qp_wr, d->attr.max_sge,
-		 d->attr.max_qp_init_rd_atom, d->srq ? ", shared receive queue" : "");
+		 "thread %u: device %s: max_qp_wr %d, max_sge %d, max_qp_init_rd_atom %d%s", t->idx,
+		 d->name, d->attr.max_qp_wr, d->attr.max_sge, d->attr.max_qp_init_rd_atom,
+		 d->srq ? ", shared receive queue" : "");
 	return d;
 fail:
 	rdma_log(t->srv, LOG_ERR, "device %s: setup failed: %s", d->name,

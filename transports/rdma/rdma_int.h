@@ -72,7 +72,7 @@ struct rdma_conn {
 	unsigned cq_unacked;
 	struct ibv_qp *qp;
 	enum rdma_conn_state state;
-	bool upper_knows;   /* accepted: the upper layer gets down() */
+	bool upper_knows; /* accepted: the upper layer gets down() */
 	bool down_notified;
 	bool released;	    /* the upper layer is done with it */
 	bool want_sq_space; /* a post got -EAGAIN */
@@ -128,7 +128,7 @@ struct rdma_srv {
 };
 
 void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* rdma_thread.c */
 void rdma_thread_post(struct rdma_thread *t, struct rdma_msg *m);

@@ -212,7 +212,8 @@ void rdma_pool_put(struct rdma_pool *p, const struct rdma_seg *segs, unsigned n)
 		for (unsigned j = 0; j < p->nslabs; j++) {
 			const struct slab *s = &p->slabs[j];
 			if (a >= s->mem && a < s->mem + s->len) {
-				uint32_t idx = s->first + (uint32_t)((uint64_t)(a - s->mem) / p->chunk);
+				uint32_t idx =
+				    s->first + (uint32_t)((uint64_t)(a - s->mem) / p->chunk);
 				for (uint32_t c = k; c-- > 0;)
 					p->free[p->nfree++] = idx + c;
 				break;

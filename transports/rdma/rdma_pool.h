@@ -28,8 +28,7 @@ struct rdma_pool_waiter {
 	struct rdma_pool_waiter *next;
 };
 
-struct rdma_pool *rdma_pool_create(struct ibv_pd *pd, uint32_t chunk, uint64_t slab,
-				   uint64_t cap);
+struct rdma_pool *rdma_pool_create(struct ibv_pd *pd, uint32_t chunk, uint64_t slab, uint64_t cap);
 /* Every chunk must be back. */
 void rdma_pool_destroy(struct rdma_pool *p);
 /* Add at least bytes of capacity (whole slabs), up to the cap.  0 or -errno. */

@@ -36,7 +36,8 @@ int rdma_rw_build(enum ibv_wr_opcode opcode, const struct rdma_rseg *rem, unsign
 			if (nwr)
 				wr[nwr - 1].next = w;
 		}
-		while (left && roff < rem[ri].len && wr_sges < max_sge && wr_len < RDMA_WR_MAX_BYTES) {
+		while (left && roff < rem[ri].len && wr_sges < max_sge &&
+		       wr_len < RDMA_WR_MAX_BYTES) {
 			uint64_t take;
 
 			while (li < nloc && loff == loc[li].len) {

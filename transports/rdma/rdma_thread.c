@@ -65,7 +65,8 @@ void rdma_thread_post(struct rdma_thread *t, struct rdma_msg *m)
 static void drain_msgs(struct rdma_thread *t)
 {
 	for (;;) {
-		struct rdma_msg *m = atomic_exchange_explicit(&t->inbox, NULL, memory_order_acquire);
+		struct rdma_msg *m =
+		    atomic_exchange_explicit(&t->inbox, NULL, memory_order_acquire);
 		struct rdma_msg *rev = NULL;
 
 		while (m) { /* pushed newest first: reverse into arrival order */
@@ -265,8 +266,7 @@ void *rdma_thread_main(void *arg)
 		if (t->srv->cfg.poll_us && n > 0) {
 			uint64_t last = now_us();
 
-			while (!atomic_load(&t->stop) &&
-			       now_us() - last < t->srv->cfg.poll_us) {
+			while (!atomic_load(&t->stop) && now_us() - last < t->srv->cfg.poll_us) {
 				if (poll_all(t))
 					last = now_us();
 				drain_msgs(t);

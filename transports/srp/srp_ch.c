@@ -15,7 +15,7 @@
 #define LOG(ch, prio, ...) srpt_log_ch(ch, prio, __VA_ARGS__)
 
 static void srpt_log_ch(const struct srpt_ch *ch, int prio, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void srpt_log_ch(const struct srpt_ch *ch, int prio, const char *fmt, ...)
 {
@@ -361,7 +361,8 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 	case SRP_OP_TSK_MGMT:
 	case SRP_OP_I_LOGOUT:
 		if (!srp_credit_take(&ch->cred)) {
-			protocol_error(ch, b, SRP_TLO_NO_REASON, "request beyond the request limit");
+			protocol_error(ch, b, SRP_TLO_NO_REASON,
+				       "request beyond the request limit");
 			return;
 		}
 		r = req_get(ch, b, len);
@@ -387,7 +388,8 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 		return;
 	case SRP_OP_CRED_RSP:
 		if (!srp_credit_cred_rsp(&ch->cred)) {
-			protocol_error(ch, b, SRP_TLO_UNEXPECTED_RSP, "SRP_CRED_RSP without a request");
+			protocol_error(ch, b, SRP_TLO_UNEXPECTED_RSP,
+				       "SRP_CRED_RSP without a request");
 			return;
 		}
 		srpt_io->repost(c, b);

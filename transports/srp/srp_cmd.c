@@ -17,10 +17,14 @@ static void exec(struct srpt_req *r);
 static enum scsi_task_attr map_attr(uint8_t a)
 {
 	switch (a) {
-	case 1: return SCSI_ATTR_HEAD_OF_QUEUE;
-	case 2: return SCSI_ATTR_ORDERED;
-	case 4: return SCSI_ATTR_ACA;
-	default: return SCSI_ATTR_SIMPLE;
+	case 1:
+		return SCSI_ATTR_HEAD_OF_QUEUE;
+	case 2:
+		return SCSI_ATTR_ORDERED;
+	case 4:
+		return SCSI_ATTR_ACA;
+	default:
+		return SCSI_ATTR_SIMPLE;
 	}
 }
 
@@ -127,7 +131,7 @@ void srpt_req_respond(struct srpt_req *r)
 	r->state = REQ_RESPONDED;
 	if (bytes)
 		rc = srpt_io->write_send(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, bytes, b,
-					  (uint32_t)len, sol, &r->op);
+					 (uint32_t)len, sol, &r->op);
 	else
 		rc = srpt_io->send(ch->conn, b, (uint32_t)len, sol, &r->op);
 	if (!rc) {
@@ -144,8 +148,9 @@ void srpt_req_respond(struct srpt_req *r)
 	}
 	if (rc == -EINVAL && bytes) {
 		/* the data cannot be described to the device (too many pieces): fail it */
-		tgt_log(LOG_WARNING, "ib_srpt: %s: data-in of %llu bytes in %u descriptors cannot "
-				     "be posted",
+		tgt_log(LOG_WARNING,
+			"ib_srpt: %s: data-in of %llu bytes in %u descriptors cannot "
+			"be posted",
 			ch->iname, (unsigned long long)bytes, nrem);
 		memset(&r->st.core, 0, sizeof(r->st.core));
 		scsi_task_set_result(&r->st, SR_INVALID_FIELD_IN_IU, false);
@@ -222,7 +227,7 @@ static void start_read(struct srpt_req *r)
 	r->state = REQ_READ;
 	r->op.done = read_done;
 	rc = srpt_io->read(ch->conn, rem, nrem, r->segs, (unsigned)r->nsegs, r->cmd.xfer_len,
-			    &r->op);
+			   &r->op);
 	if (!rc)
 		return;
 	if (rc == -EAGAIN) {
@@ -341,8 +346,7 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	}
 	r->state = REQ_WAIT_BUF;
 	r->pw.ready = bufs_ready;
-	n = rdma_pool_get(srpt_io->pool(ch->conn), r->cmd.xfer_len, r->segs, SRPT_MAX_SEGS,
-			  &r->pw);
+	n = rdma_pool_get(srpt_io->pool(ch->conn), r->cmd.xfer_len, r->segs, SRPT_MAX_SEGS, &r->pw);
 	if (n == -EAGAIN)
 		return; /* bufs_ready when chunks come back */
 	bufs_ready(&r->pw, n);

@@ -52,7 +52,8 @@ int srp_gid_parse(const char *s, uint8_t gid[16])
 void srp_gid_format(const uint8_t gid[16], char out[40])
 {
 	for (int g = 0; g < 8; g++)
-		snprintf(out + 5 * g, 6, g < 7 ? "%02x%02x:" : "%02x%02x", gid[2 * g], gid[2 * g + 1]);
+		snprintf(out + 5 * g, 6, g < 7 ? "%02x%02x:" : "%02x%02x", gid[2 * g],
+			 gid[2 * g + 1]);
 }
 
 void srp_ident_from_gid(const uint8_t gid[16], struct srp_ident *out)

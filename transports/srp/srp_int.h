@@ -22,11 +22,11 @@
 #include "transports/srp/srp_login.h"
 #include "transports/srp/srp_proto.h"
 
-#define SRPT_DEFAULT_PORT  5555
-#define SRPT_MAX_XFER	   (8u << 20) /* the SCSI core's largest READ/WRITE */
-#define SRPT_SEND_EXTRA	   4	      /* send buffers beyond one per request: CRED_REQ, T_LOGOUT */
-#define SRPT_RECV_EXTRA	   1	      /* receive buffers beyond the credits: SRP_CRED_RSP */
-#define SRPT_RDMA_WR_PER_CMD 4	      /* send queue room per request for RDMA READ/WRITE */
+#define SRPT_DEFAULT_PORT    5555
+#define SRPT_MAX_XFER	     (8u << 20) /* the SCSI core's largest READ/WRITE */
+#define SRPT_SEND_EXTRA	     4 /* send buffers beyond one per request: CRED_REQ, T_LOGOUT */
+#define SRPT_RECV_EXTRA	     1 /* receive buffers beyond the credits: SRP_CRED_RSP */
+#define SRPT_RDMA_WR_PER_CMD 4 /* send queue room per request for RDMA READ/WRITE */
 
 struct srpt_tgt {
 	const struct tgt_target *t;
@@ -93,8 +93,8 @@ struct srpt_req {
 	struct rdma_buf *iu;
 	uint32_t iu_len;
 	struct srp_cmd cmd;
-	uint8_t tmf_code; /* SRP response code of a TMF */
-	bool iu_returned; /* receive buffer posted again, credit earned */
+	uint8_t tmf_code;  /* SRP response code of a TMF */
+	bool iu_returned;  /* receive buffer posted again, credit earned */
 	bool is_read_wait; /* waiting for send queue room to post its RDMA READ */
 	bool aborted;	   /* by a TMF before it reached the core: dropped, no response */
 	struct rdma_op op;

@@ -185,7 +185,8 @@ static enum srp_iu_err desc_area(const uint8_t *iu, size_t len, enum srp_desc_fm
 		if (count < table_len / SRP_DIRECT_DESC_LEN)
 			return SRP_IU_EXT_TABLE;
 		for (unsigned i = 0; i < count; i++)
-			sum += srp_get32(iu + off + SRP_INDIRECT_HDR_LEN + i * SRP_DIRECT_DESC_LEN + 12);
+			sum += srp_get32(iu + off + SRP_INDIRECT_HDR_LEN + i * SRP_DIRECT_DESC_LEN +
+					 12);
 		if (sum != total)
 			return SRP_IU_LEN_MISMATCH;
 		*xfer = total;
@@ -220,7 +221,7 @@ enum srp_iu_err srp_parse_cmd(const uint8_t *iu, size_t len, const struct srp_cm
 	memcpy(out->lun, iu + 20, 8);
 	out->task_attr = iu[29] & 0x07;
 	add_cdb = iu[31] & 0xfc; /* ADDITIONAL CDB LENGTH, in 4-byte words, bits 7..2 */
-	if (16 + add_cdb > 32) /* SCSI_CDB_MAX: the core executes CDBs of up to 32 bytes */
+	if (16 + add_cdb > 32)	 /* SCSI_CDB_MAX: the core executes CDBs of up to 32 bytes */
 		return SRP_IU_CDB_TOO_LONG;
 	if (SRP_CMD_HDR_LEN + add_cdb > len)
 		return SRP_IU_SHORT;

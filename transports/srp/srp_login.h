@@ -21,10 +21,10 @@ struct srp_login_limits {
 
 struct srp_login_decision {
 	bool accept;
-	uint32_t rej_reason;	   /* when !accept */
-	struct srp_login_rsp rsp;  /* when accept */
-	bool terminate_others;	   /* SINGLE: the nexus's existing channels must go */
-	uint32_t it_iu_len;	   /* receive buffer size for this channel */
+	uint32_t rej_reason;	  /* when !accept */
+	struct srp_login_rsp rsp; /* when accept */
+	bool terminate_others;	  /* SINGLE: the nexus's existing channels must go */
+	uint32_t it_iu_len;	  /* receive buffer size for this channel */
 	bool imm;
 	uint16_t imm_data_offset;
 };

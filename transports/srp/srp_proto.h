@@ -16,85 +16,85 @@
 /* IU type codes (byte 0 of every IU; byte 11 of the RDMA/CM login request). */
 enum srp_opcode {
 	SRP_OP_LOGIN_REQ = 0x00,
-	SRP_OP_TSK_MGMT	 = 0x01,
-	SRP_OP_CMD	 = 0x02,
-	SRP_OP_I_LOGOUT	 = 0x03,
+	SRP_OP_TSK_MGMT = 0x01,
+	SRP_OP_CMD = 0x02,
+	SRP_OP_I_LOGOUT = 0x03,
 	SRP_OP_LOGIN_RSP = 0xc0,
-	SRP_OP_RSP	 = 0xc1,
+	SRP_OP_RSP = 0xc1,
 	SRP_OP_LOGIN_REJ = 0xc2,
-	SRP_OP_T_LOGOUT	 = 0x80,
-	SRP_OP_CRED_REQ	 = 0x81,
-	SRP_OP_AER_REQ	 = 0x82,
-	SRP_OP_CRED_RSP	 = 0x41,
-	SRP_OP_AER_RSP	 = 0x42,
+	SRP_OP_T_LOGOUT = 0x80,
+	SRP_OP_CRED_REQ = 0x81,
+	SRP_OP_AER_REQ = 0x82,
+	SRP_OP_CRED_RSP = 0x41,
+	SRP_OP_AER_RSP = 0x42,
 };
 
 /* SUPPORTED BUFFER FORMATS bits (login request/response). */
 enum {
-	SRP_BUF_FMT_DIRECT   = 1 << 1,
+	SRP_BUF_FMT_DIRECT = 1 << 1,
 	SRP_BUF_FMT_INDIRECT = 1 << 2,
 };
 
 /* DATA-OUT / DATA-IN BUFFER DESCRIPTOR FORMAT codes (SRP_CMD byte 5, high/low nibble). */
 enum srp_desc_fmt {
-	SRP_FMT_NONE	 = 0,
-	SRP_FMT_DIRECT	 = 1,
+	SRP_FMT_NONE = 0,
+	SRP_FMT_DIRECT = 1,
 	SRP_FMT_INDIRECT = 2,
-	SRP_FMT_IMM	 = 3, /* SRP-2 immediate data, data-out only */
+	SRP_FMT_IMM = 3, /* SRP-2 immediate data, data-out only */
 };
 
 /* Login request flags (REQ_FLAGS) and response flags (RSP_FLAGS). */
 enum {
-	SRP_MCA_MASK		= 0x03, /* MULTI-CHANNEL ACTION */
-	SRP_MCA_SINGLE		= 0x00, /* terminate the nexus's other channels */
-	SRP_MCA_MULTI		= 0x01, /* join them */
-	SRP_REQ_IMMED		= 0x80, /* immediate data requested (SRP-2) */
-	SRP_RSP_MCR_NO_CHAN	= 0x00, /* MULTI-CHANNEL RESULT: there was no other channel */
-	SRP_RSP_MCR_TERMINATED	= 0x01, /* ... others were terminated */
-	SRP_RSP_MCR_MAINTAINED	= 0x02, /* ... others were kept */
+	SRP_MCA_MASK = 0x03,	       /* MULTI-CHANNEL ACTION */
+	SRP_MCA_SINGLE = 0x00,	       /* terminate the nexus's other channels */
+	SRP_MCA_MULTI = 0x01,	       /* join them */
+	SRP_REQ_IMMED = 0x80,	       /* immediate data requested (SRP-2) */
+	SRP_RSP_MCR_NO_CHAN = 0x00,    /* MULTI-CHANNEL RESULT: there was no other channel */
+	SRP_RSP_MCR_TERMINATED = 0x01, /* ... others were terminated */
+	SRP_RSP_MCR_MAINTAINED = 0x02, /* ... others were kept */
 	SRP_RSP_IMMED_SUPPORTED = 0x80,
 };
 
 /* SRP_LOGIN_REJ reasons (as Linux's <scsi/srp.h> numbers them). */
 enum srp_rej_reason {
 	SRP_REJ_UNABLE_ESTABLISH_CHANNEL = 0x00010000,
-	SRP_REJ_INSUFFICIENT_RESOURCES	 = 0x00010001,
-	SRP_REJ_IT_IU_LEN_TOO_LARGE	 = 0x00010002,
+	SRP_REJ_INSUFFICIENT_RESOURCES = 0x00010001,
+	SRP_REJ_IT_IU_LEN_TOO_LARGE = 0x00010002,
 	SRP_REJ_UNABLE_ASSOCIATE_CHANNEL = 0x00010003,
-	SRP_REJ_UNSUPPORTED_DESC_FMT	 = 0x00010004,
-	SRP_REJ_MULTI_CHANNEL_UNSUPP	 = 0x00010005,
-	SRP_REJ_CHANNEL_LIMIT_REACHED	 = 0x00010006,
+	SRP_REJ_UNSUPPORTED_DESC_FMT = 0x00010004,
+	SRP_REJ_MULTI_CHANNEL_UNSUPP = 0x00010005,
+	SRP_REJ_CHANNEL_LIMIT_REACHED = 0x00010006,
 };
 
 /* SRP_T_LOGOUT reasons (r16a). */
 enum srp_tlogout_reason {
-	SRP_TLO_NO_REASON      = 0,
-	SRP_TLO_INACTIVE       = 1, /* reclaiming the channel (target shutting down) */
-	SRP_TLO_INVALID_IU     = 2, /* an IU type a target does not accept */
+	SRP_TLO_NO_REASON = 0,
+	SRP_TLO_INACTIVE = 1,	    /* reclaiming the channel (target shutting down) */
+	SRP_TLO_INVALID_IU = 2,	    /* an IU type a target does not accept */
 	SRP_TLO_UNEXPECTED_RSP = 3, /* a response with no request outstanding */
-	SRP_TLO_MULTICHANNEL   = 4, /* a new login asked for a single channel */
-	SRP_TLO_BAD_OUT_FMT    = 6, /* unsupported DATA-OUT BUFFER DESCRIPTOR FORMAT */
-	SRP_TLO_BAD_IN_FMT     = 7, /* unsupported DATA-IN BUFFER DESCRIPTOR FORMAT */
-	SRP_TLO_BAD_OUT_COUNT  = 8, /* invalid DATA-OUT BUFFER DESCRIPTOR COUNT */
-	SRP_TLO_BAD_IN_COUNT   = 9, /* invalid DATA-IN BUFFER DESCRIPTOR COUNT */
+	SRP_TLO_MULTICHANNEL = 4,   /* a new login asked for a single channel */
+	SRP_TLO_BAD_OUT_FMT = 6,    /* unsupported DATA-OUT BUFFER DESCRIPTOR FORMAT */
+	SRP_TLO_BAD_IN_FMT = 7,	    /* unsupported DATA-IN BUFFER DESCRIPTOR FORMAT */
+	SRP_TLO_BAD_OUT_COUNT = 8,  /* invalid DATA-OUT BUFFER DESCRIPTOR COUNT */
+	SRP_TLO_BAD_IN_COUNT = 9,   /* invalid DATA-IN BUFFER DESCRIPTOR COUNT */
 };
 
 /* SRP_TSK_MGMT functions. */
 enum {
-	SRP_TMF_ABORT_TASK     = 0x01,
+	SRP_TMF_ABORT_TASK = 0x01,
 	SRP_TMF_ABORT_TASK_SET = 0x02,
 	SRP_TMF_CLEAR_TASK_SET = 0x04,
-	SRP_TMF_LUN_RESET      = 0x08,
-	SRP_TMF_CLEAR_ACA      = 0x40,
+	SRP_TMF_LUN_RESET = 0x08,
+	SRP_TMF_CLEAR_ACA = 0x40,
 };
 
 /* SRP_RSP response codes (RESPONSE DATA byte 3). */
 enum {
-	SRP_RSP_CODE_COMPLETE	   = 0x00,
+	SRP_RSP_CODE_COMPLETE = 0x00,
 	SRP_RSP_CODE_FIELDS_INVALID = 0x02,
 	SRP_RSP_CODE_NOT_SUPPORTED = 0x04,
-	SRP_RSP_CODE_FAILED	   = 0x05,
-	SRP_RSP_CODE_SUCCEEDED	   = 0x08, /* SRP-2 */
+	SRP_RSP_CODE_FAILED = 0x05,
+	SRP_RSP_CODE_SUCCEEDED = 0x08,	   /* SRP-2 */
 	SRP_RSP_CODE_INCORRECT_LUN = 0x09, /* SRP-2 */
 };
 
@@ -102,31 +102,31 @@ enum {
 enum {
 	SRP_RSP_F_RSPVALID = 1 << 0,
 	SRP_RSP_F_SNSVALID = 1 << 1,
-	SRP_RSP_F_DOOVER   = 1 << 2,
-	SRP_RSP_F_DOUNDER  = 1 << 3,
-	SRP_RSP_F_DIOVER   = 1 << 4,
-	SRP_RSP_F_DIUNDER  = 1 << 5,
+	SRP_RSP_F_DOOVER = 1 << 2,
+	SRP_RSP_F_DOUNDER = 1 << 3,
+	SRP_RSP_F_DIOVER = 1 << 4,
+	SRP_RSP_F_DIUNDER = 1 << 5,
 };
 
 /* Fixed sizes. */
 enum {
-	SRP_LOGIN_REQ_LEN      = 64,
+	SRP_LOGIN_REQ_LEN = 64,
 	SRP_LOGIN_REQ_RDMA_LEN = 56, /* what fits in an RDMA/CM connect request over IB */
-	SRP_LOGIN_RSP_LEN      = 52,
-	SRP_LOGIN_REJ_LEN      = 32,
-	SRP_CMD_HDR_LEN	       = 48,
-	SRP_TSK_MGMT_LEN       = 48,
-	SRP_RSP_HDR_LEN	       = 36,
-	SRP_I_LOGOUT_LEN       = 16,
-	SRP_T_LOGOUT_LEN       = 16,
-	SRP_CRED_REQ_LEN       = 16,
-	SRP_CRED_RSP_LEN       = 16,
-	SRP_AER_RSP_LEN	       = 16,
-	SRP_DIRECT_DESC_LEN    = 16,
-	SRP_INDIRECT_HDR_LEN   = 20, /* table descriptor + total length */
-	SRP_IMM_DESC_LEN       = 4,
-	SRP_TAG_OFF	       = 8,  /* the tag's place in every IU but the RDMA/CM login */
-	SRP_MIN_IT_IU_LEN      = 64, /* an initiator must accept at least this (r16a) */
+	SRP_LOGIN_RSP_LEN = 52,
+	SRP_LOGIN_REJ_LEN = 32,
+	SRP_CMD_HDR_LEN = 48,
+	SRP_TSK_MGMT_LEN = 48,
+	SRP_RSP_HDR_LEN = 36,
+	SRP_I_LOGOUT_LEN = 16,
+	SRP_T_LOGOUT_LEN = 16,
+	SRP_CRED_REQ_LEN = 16,
+	SRP_CRED_RSP_LEN = 16,
+	SRP_AER_RSP_LEN = 16,
+	SRP_DIRECT_DESC_LEN = 16,
+	SRP_INDIRECT_HDR_LEN = 20, /* table descriptor + total length */
+	SRP_IMM_DESC_LEN = 4,
+	SRP_TAG_OFF = 8,	/* the tag's place in every IU but the RDMA/CM login */
+	SRP_MIN_IT_IU_LEN = 64, /* an initiator must accept at least this (r16a) */
 };
 
 static inline uint16_t srp_get16(const uint8_t *p)
@@ -234,10 +234,10 @@ struct srp_cmd {
 	const uint8_t *cdb; /* into the IU */
 	enum srp_dir dir;
 	enum srp_desc_fmt fmt;
-	uint32_t xfer_len;   /* expected data transfer length */
-	unsigned ndesc;	     /* descriptors present in the IU (direct: 1) */
-	uint32_t desc_off;   /* offset of descriptor 0 in the IU */
-	uint32_t imm_off;    /* immediate data: offset in the IU */
+	uint32_t xfer_len; /* expected data transfer length */
+	unsigned ndesc;	   /* descriptors present in the IU (direct: 1) */
+	uint32_t desc_off; /* offset of descriptor 0 in the IU */
+	uint32_t imm_off;  /* immediate data: offset in the IU */
 };
 
 struct srp_tsk_mgmt {

@@ -117,7 +117,8 @@ int srpt_show_login(const struct tgt_config *cfg, FILE *out)
 			fprintf(out, "# TARGET %s (rel_tgt_id %u): local port %s/%u\n", t->t->name,
 				t->rel_tgt_id, pi.dev, pi.port);
 		else
-			fprintf(out, "# TARGET %s (rel_tgt_id %u): no local RDMA port has this GID\n",
+			fprintf(out,
+				"# TARGET %s (rel_tgt_id %u): no local RDMA port has this GID\n",
 				t->t->name, t->rel_tgt_id);
 		for (unsigned l = 0; l < ctx.o.rdma.nlisten; l++) {
 			const struct sockaddr_storage *ss = &ctx.o.rdma.listen[l];
@@ -134,7 +135,8 @@ int srpt_show_login(const struct tgt_config *cfg, FILE *out)
 			if (!pi.nip) {
 				snprintf(dest, sizeof(dest), "ADDRESS:%u", port);
 				srp_add_target_rdma(&t->id, dest, line, sizeof(line));
-				fprintf(out, "# no IPv4 address known for it: put the target's in\n");
+				fprintf(out,
+					"# no IPv4 address known for it: put the target's in\n");
 				fprintf(out, "%s\n", line);
 				printed++;
 				continue;

@@ -89,7 +89,8 @@ void srpt_nexus_login(struct srpt_ctx *ctx, struct srpt_ch *ch, const struct srp
 	pthread_mutex_lock(&ctx->lock);
 	tgt = atomic_load(&ctx->stopping) ? NULL : srpt_find_target(ctx, req->target_port_id);
 	for (struct srpt_nexus *x = ctx->nexuses; tgt && x; x = x->next)
-		if (!x->retired && x->tgt == tgt && !memcmp(x->i_port_id, req->initiator_port_id, 16))
+		if (!x->retired && x->tgt == tgt &&
+		    !memcmp(x->i_port_id, req->initiator_port_id, 16))
 			n = x;
 	srp_login_decide(req, &ctx->o.lim, tgt != NULL, n ? n->nch : 0, dec);
 	if (!dec->accept)

@@ -46,12 +46,23 @@ static void tmf_done(struct scsi_tmf *tmf)
 static bool map_fn(uint8_t f, enum scsi_tmf_fn *out)
 {
 	switch (f) {
-	case SRP_TMF_ABORT_TASK: *out = SCSI_TMF_ABORT_TASK; return true;
-	case SRP_TMF_ABORT_TASK_SET: *out = SCSI_TMF_ABORT_TASK_SET; return true;
-	case SRP_TMF_CLEAR_TASK_SET: *out = SCSI_TMF_CLEAR_TASK_SET; return true;
-	case SRP_TMF_LUN_RESET: *out = SCSI_TMF_LOGICAL_UNIT_RESET; return true;
-	case SRP_TMF_CLEAR_ACA: *out = SCSI_TMF_CLEAR_ACA; return true;
-	default: return false;
+	case SRP_TMF_ABORT_TASK:
+		*out = SCSI_TMF_ABORT_TASK;
+		return true;
+	case SRP_TMF_ABORT_TASK_SET:
+		*out = SCSI_TMF_ABORT_TASK_SET;
+		return true;
+	case SRP_TMF_CLEAR_TASK_SET:
+		*out = SCSI_TMF_CLEAR_TASK_SET;
+		return true;
+	case SRP_TMF_LUN_RESET:
+		*out = SCSI_TMF_LOGICAL_UNIT_RESET;
+		return true;
+	case SRP_TMF_CLEAR_ACA:
+		*out = SCSI_TMF_CLEAR_ACA;
+		return true;
+	default:
+		return false;
 	}
 }
 

@@ -34,9 +34,9 @@
 struct srpt_ctx *srpt_global;
 
 static const char *const driver_attrs[] = {
-    "enabled",	    "listen",	    "threads",	      "poll_us",     "srq",
-    "srq_size",	    "queue_depth",  "max_req_size",   "max_rsp_size", "max_channels",
-    "immediate_data", "pool_mb",    "max_inline",     "logout_wait", NULL,
+    "enabled",	      "listen",	     "threads",	     "poll_us",	     "srq",
+    "srq_size",	      "queue_depth", "max_req_size", "max_rsp_size", "max_channels",
+    "immediate_data", "pool_mb",     "max_inline",   "logout_wait",  NULL,
 };
 
 static const char *const target_attrs[] = {"enabled", "rel_tgt_id", NULL};
@@ -58,8 +58,9 @@ static bool attr_num(const struct tgt_attrs *as, const struct num_attr *na, uint
 	if (!(na->size ? parse_size(a->value, &v) : parse_u64(a->value, &v)) || v < na->min ||
 	    v > na->max) {
 		if (d)
-			diag_error(d, a->line, "ib_srpt: %s: '%s' is not a number from %llu to %llu",
-				   na->key, a->value, (unsigned long long)na->min,
+			diag_error(d, a->line,
+				   "ib_srpt: %s: '%s' is not a number from %llu to %llu", na->key,
+				   a->value, (unsigned long long)na->min,
 				   (unsigned long long)na->max);
 		return false;
 	}
@@ -85,12 +86,16 @@ static bool attr_flag(const struct tgt_attrs *as, const char *key, bool *out, st
 /* Driver attributes into options; errors on d (validation) or silently (start, validated). */
 int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct diag *d)
 {
-	static const struct num_attr
-	    threads = {"threads", 1, 64, false}, poll = {"poll_us", 0, 1000000, false},
-	    srq_size = {"srq_size", 16, 65536, false}, depth = {"queue_depth", 2, 4096, false},
-	    req = {"max_req_size", 64, 1u << 20, true}, rsp = {"max_rsp_size", 64, 4096, true},
-	    chans = {"max_channels", 1, 256, false}, pool = {"pool_mb", 16, 65536, false},
-	    inl = {"max_inline", 0, 1024, false}, wait = {"logout_wait", 0, 600, false};
+	static const struct num_attr threads = {"threads", 1, 64, false},
+				     poll = {"poll_us", 0, 1000000, false},
+				     srq_size = {"srq_size", 16, 65536, false},
+				     depth = {"queue_depth", 2, 4096, false},
+				     req = {"max_req_size", 64, 1u << 20, true},
+				     rsp = {"max_rsp_size", 64, 4096, true},
+				     chans = {"max_channels", 1, 256, false},
+				     pool = {"pool_mb", 16, 65536, false},
+				     inl = {"max_inline", 0, 1024, false},
+				     wait = {"logout_wait", 0, 600, false};
 	uint64_t v;
 	bool b;
 	int bad = 0;
