@@ -1,6 +1,7 @@
 /* Engine selection and the small synchronous helpers used while setting paths up. */
 #include "initiator/engine.h"
 #include "initiator/iscsi_url.h"
+#include "initiator/srp_url.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,12 @@ const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *file
 	bool kernel = false;
 
 	note[0] = '\0';
+	if (ub_is_srp_url(filename)) {
+		if (ioengine[0] && strcmp(ioengine, "srp"))
+			snprintf(note, notelen, "ioengine=%s replaced by srp for an srp: target",
+				 ioengine);
+		return &ub_engine_srp;
+	}
 	if (ub_is_iscsi_url(filename)) {
 		if (ioengine[0] && strcmp(ioengine, "iscsi") && strcmp(ioengine, "libiscsi"))
 			snprintf(note, notelen, "ioengine=%s replaced by iscsi for %s", ioengine,

@@ -87,6 +87,7 @@ struct ub_engine {
 
 extern const struct ub_engine ub_engine_iscsi;
 extern const struct ub_engine ub_engine_block;
+extern const struct ub_engine ub_engine_srp; /* srp: targets, initiator/engine_srp.c */
 
 /* Choose the engine for a job: an iscsi:// filename means iSCSI whatever ioengine says;
  * the kernel engines fio users name (libaio, io_uring, psync, sync...) mean the block engine.
