@@ -22,7 +22,7 @@ ROOT_PKGS=(
 	open-iscsi multipath-tools sg3-utils lsscsi e2fsprogs fio
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest infiniband-diags srptools
 	tcmu-runner targetcli-fb tgt
-	liburing2 libisal2 # build/utgtd's own libraries: the RDMA transports run it in the guest
+	liburing2 libisal2 libiscsi7 # build/utgtd and utgt-bench run in the guest (RDMA tests)
 )
 # All of Debian's modules go into the root but for hardware this guest never has: modules asked
 # for by name at run time (rdma_rxe requests "crc32", nft rules load nft_reject_*, sd_mod needs
