@@ -816,9 +816,10 @@ static void srp_service(struct ub_epath *ep, short revents)
 		cq_events(p);
 	if (!p->failed && p->phase != PH_UP && now > p->deadline)
 		fail(p, "cannot connect to %s: timed out", p->url.dest_str);
+	now = ub_now_ns(); /* commands sent just now must not look older than they are */
 	if (!p->failed && p->o.io_timeout_s)
 		for (unsigned i = 0; i < p->nslots; i++)
-			if (p->slots[i].io &&
+			if (p->slots[i].io && now > p->slots[i].t0 &&
 			    now - p->slots[i].t0 > (uint64_t)p->o.io_timeout_s * 1000000000ull) {
 				fail(p, "%s: command timed out", p->url.dest_str);
 				break;

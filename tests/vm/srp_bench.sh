@@ -75,11 +75,11 @@ n = [x["read_ios"] + x["write_ios"] for x in p]
 print("per-path commands:", n)
 sys.exit(0 if len(n) == 2 and min(n) * 5 >= sum(n) else 1)
 PY
-grep -q "0x000000000000000c505400fffe123456 .*multichannel, channel 2 of the nexus" "$SRP_LOG" ||
+grep -q "0x0000000000000012505400fffe123456 .*multichannel, channel 2 of the nexus" "$SRP_LOG" ||
 	fail "the second path did not join the first one's nexus"
 wait_until 10 "both channels released" \
 	eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge $((c0 + 2)) ]"
-grep "0x000000000000000c505400fffe123456.*channel released" "$SRP_LOG" | sed 's/^/    /'
+grep "0x0000000000000012505400fffe123456.*channel released" "$SRP_LOG" | sed 's/^/    /'
 ok "two channels, one nexus, both carried commands"
 utgtd_stop
 grep -qE "AddressSanitizer|runtime error" "$SRP_LOG" && fail "sanitizer report in utgtd's log"
