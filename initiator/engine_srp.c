@@ -142,9 +142,9 @@ static struct ibv_mr *mr_get(struct srp_path *p, void *addr, size_t len)
 		return NULL;
 	if (victim->mr)
 		ibv_dereg_mr(victim->mr);
-	victim->mr = ibv_reg_mr(p->pd, addr, len,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_WRITE);
+	victim->mr =
+	    ibv_reg_mr(p->pd, addr, len,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	if (!victim->mr)
 		return NULL;
 	victim->addr = a;
@@ -283,7 +283,10 @@ static int post_send(struct srp_path *p, unsigned s, uint32_t len, const struct 
 		     struct ibv_mr *imm_mr)
 {
 	struct ibv_sge sge[2] = {{(uintptr_t)send_buf(p, s), len, p->iu_mr->lkey}};
-	struct ibv_send_wr wr = {.wr_id = s, .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	struct ibv_send_wr wr = {.wr_id = s,
+				 .sg_list = sge,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
 				 .send_flags = IBV_SEND_SIGNALED},
 			   *bad;
 
@@ -621,7 +624,8 @@ static void cm_events(struct srp_path *p)
 		uint8_t priv[256];
 
 		if (copy.param.conn.private_data && copy.param.conn.private_data_len) {
-			memcpy(priv, copy.param.conn.private_data, copy.param.conn.private_data_len);
+			memcpy(priv, copy.param.conn.private_data,
+			       copy.param.conn.private_data_len);
 			copy.param.conn.private_data = priv;
 		}
 		rdma_ack_cm_event(ev);
@@ -679,8 +683,9 @@ static int srp_connect(struct ub_epath *ep)
 		return -1;
 	}
 	p->phase = PH_ADDR;
-	p->deadline = ub_now_ns() +
-		      (uint64_t)(p->o.connect_timeout_ms ? p->o.connect_timeout_ms : 5000) * 1000000;
+	p->deadline =
+	    ub_now_ns() +
+	    (uint64_t)(p->o.connect_timeout_ms ? p->o.connect_timeout_ms : 5000) * 1000000;
 	return 0;
 }
 

@@ -82,10 +82,11 @@ bool ub_srp_url_parse(const char *s, struct ub_srp_url *u, char *err, size_t err
 			ok = dec(v, 1024, &n) && n >= 1;
 			u->queue_size = (unsigned)n;
 		} else {
-			snprintf(err, errlen,
-				 "srp: unknown key '%s' (id_ext, ioc_guid, dest, initiator_ext, lun, "
-				 "multichannel, imm, queue_size)",
-				 k);
+			snprintf(
+			    err, errlen,
+			    "srp: unknown key '%s' (id_ext, ioc_guid, dest, initiator_ext, lun, "
+			    "multichannel, imm, queue_size)",
+			    k);
 			return false;
 		}
 		if (!ok) {

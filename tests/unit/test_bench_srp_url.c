@@ -9,8 +9,9 @@ Test(bench_srp_url, show_srp_login_line)
 	char err[256];
 
 	cr_assert(ub_srp_url_parse(
-	    "srp:id_ext=505400fffe123456,ioc_guid=0x505400fffe123457,dest=10.0.2.15:5555", &u, err,
-	    sizeof(err)), "%s", err);
+		      "srp:id_ext=505400fffe123456,ioc_guid=0x505400fffe123457,dest=10.0.2.15:5555",
+		      &u, err, sizeof(err)),
+		  "%s", err);
 	cr_assert_eq(u.id_ext, 0x505400fffe123456ull);
 	cr_assert_eq(u.ioc_guid, 0x505400fffe123457ull);
 	cr_assert_str_eq(u.dest_str, "10.0.2.15:5555");
@@ -42,8 +43,8 @@ Test(bench_srp_url, semicolons_for_path_lists)
 	struct ub_srp_url u;
 	char err[256];
 
-	cr_assert(ub_srp_url_parse("srp:id_ext=1;ioc_guid=2;dest=10.0.2.15:5555;multichannel=1",
-				   &u, err, sizeof(err)),
+	cr_assert(ub_srp_url_parse("srp:id_ext=1;ioc_guid=2;dest=10.0.2.15:5555;multichannel=1", &u,
+				   err, sizeof(err)),
 		  "%s", err);
 	cr_assert(u.multichannel);
 	cr_assert_str_eq(u.dest_str, "10.0.2.15:5555");
