@@ -414,18 +414,19 @@ static int run_daemon(const struct opts *o)
 	/* before opening anything: a second daemon on the same pid file stops here */
 	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
 		goto out;
-	set_pr_dir(cfg, o->state_dir);
-	if (tgt_config_open_devices(cfg, &d) != 0) {
-		summary(o, &d, NULL);
-		goto out;
-	}
-	/* blocked before any thread exists, so every thread inherits the mask */
+	/* Blocked before any thread exists (opening a fileio device starts its io_uring reaper),
+	 * so every thread inherits the mask and SIGTERM reaches only the signalfd below. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	set_pr_dir(cfg, o->state_dir);
+	if (tgt_config_open_devices(cfg, &d) != 0) {
+		summary(o, &d, NULL);
+		goto out;
+	}
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sfd < 0) {
 		tgt_log(LOG_ERR, "signalfd: %s", strerror(errno));
