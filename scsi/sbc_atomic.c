@@ -1,7 +1,7 @@
 /* WRITE ATOMIC(16): a WRITE whose blocks no other command can see half written or interleave
  * with: the range is locked exclusively for the duration of the one backstore write.  Its
  * limits (VPD B0: MAXIMUM ATOMIC TRANSFER LENGTH, ATOMIC ALIGNMENT, ATOMIC TRANSFER LENGTH
- * GRANULARITY) come from sbc_get_limits(); a length or alignment outside them is INVALID FIELD
+ * GRANULARITY) come from sbc_task_limits(); a length or alignment outside them is INVALID FIELD
  * IN CDB pointing at the offending field.
  *
  * The atomicity is with respect to other commands.  After a crash or power loss a fileio or
@@ -24,7 +24,7 @@ enum scsi_sr sbc_write_atomic(struct scsi_task *t)
 	sr = sbc_check_range(t, c.lba, c.nblocks);
 	if (sr != SR_OK)
 		return sr;
-	sbc_get_limits(t->core.dev, &lim);
+	sbc_task_limits(t, &lim);
 	sr = sbc_check_len(t, &c, lim.max_atomic_blocks);
 	if (sr != SR_OK)
 		return sr;

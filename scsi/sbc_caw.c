@@ -63,7 +63,7 @@ enum scsi_sr sbc_compare_and_write(struct scsi_task *t)
 	enum scsi_sr sr;
 
 	sbc_decode(t, &c);
-	sbc_get_limits(dev, &lim);
+	sbc_task_limits(t, &lim);
 	sr = sbc_check_xfer_max(t, &c, lim.max_compare_write_blocks);
 	if (sr != SR_OK)
 		return sr;

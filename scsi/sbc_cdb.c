@@ -101,7 +101,7 @@ enum scsi_sr sbc_check_len(struct scsi_task *t, const struct sbc_cdb *c, uint64_
 enum scsi_sr sbc_check_xfer(struct scsi_task *t, const struct sbc_cdb *c)
 {
 	/* every READ and WRITE comes here: the one limit, not the whole Block Limits page */
-	return sbc_check_xfer_max(t, c, sbc_max_xfer_blocks(t->core.dev));
+	return sbc_check_xfer_max(t, c, sbc_max_xfer_blocks(t->core.dev, t->nexus));
 }
 
 enum scsi_sr sbc_check_xfer_max(struct scsi_task *t, const struct sbc_cdb *c, uint64_t max)

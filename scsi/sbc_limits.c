@@ -38,19 +38,35 @@ static uint32_t blocks(uint64_t bytes, uint32_t bsz)
 	return n ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : 1;
 }
 
-uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev)
+uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev, const struct scsi_nexus *nx)
 {
-	uint32_t max_xfer = blocks(MAX_XFER_BYTES, dev->block_size ? dev->block_size : 512);
+	uint32_t bsz = dev->block_size ? dev->block_size : 512;
+	uint32_t max_xfer = blocks(MAX_XFER_BYTES, bsz);
 
 	if (dev->p.max_xfer_blocks && dev->p.max_xfer_blocks < max_xfer)
 		max_xfer = dev->p.max_xfer_blocks;
+	/* A transport that cannot carry more per command (SRP's RDMA pool) lowers what the LU
+	 * announces on that nexus, so an initiator reading VPD B0 never sends what fails. */
+	if (nx && nx->max_xfer_bytes && blocks(nx->max_xfer_bytes, bsz) < max_xfer)
+		max_xfer = blocks(nx->max_xfer_bytes, bsz);
 	return max_xfer;
 }
 
 void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out)
 {
+	sbc_get_limits_nx(dev, NULL, out);
+}
+
+void sbc_task_limits(const struct scsi_task *t, struct sbc_limits *out)
+{
+	sbc_get_limits_nx(t->core.dev, t->nexus, out);
+}
+
+void sbc_get_limits_nx(const struct scsi_dev *dev, const struct scsi_nexus *nx,
+		       struct sbc_limits *out)
+{
 	uint32_t bsz = dev->block_size ? dev->block_size : 512;
-	uint32_t max_xfer = sbc_max_xfer_blocks(dev);
+	uint32_t max_xfer = sbc_max_xfer_blocks(dev, nx);
 
 	memset(out, 0, sizeof(*out));
 	out->max_xfer_blocks = max_xfer;

@@ -62,7 +62,7 @@ enum scsi_sr sbc_unmap(struct scsi_task *t)
 	if (!list)
 		return SR_NO_MEMORY;
 	have = scsi_data_out(t, list, plen);
-	sbc_get_limits(dev, &lim);
+	sbc_task_limits(t, &lim);
 	if (have < HDR) {
 		sr = SR_PARAM_LIST_LENGTH_ERROR;
 		goto out;

@@ -123,7 +123,7 @@ enum scsi_sr sbc_verify(struct scsi_task *t)
 		return scsi_invalid_cdb(t, 1, 2);
 	if (bytchk == BYTCHK_COMPARE) {
 		/* only then does the length size the Data-Out buffer */
-		sbc_get_limits(dev, &lim);
+		sbc_task_limits(t, &lim);
 		sr = sbc_check_len(t, &c, lim.max_xfer_blocks);
 		if (sr != SR_OK)
 			return sr;

@@ -75,7 +75,7 @@ enum scsi_sr sbc_write_same(struct scsi_task *t)
 		return scsi_invalid_cdb(t, 1, 3);
 	if (t->cdb[0] == 0x41 && (t->cdb[1] & 0x06)) /* PBDATA / LBDATA (obsolete) */
 		return scsi_invalid_cdb(t, 1, (t->cdb[1] & 0x04) ? 2 : 1);
-	sbc_get_limits(dev, &lim);
+	sbc_task_limits(t, &lim);
 	if (!c.nblocks && lim.wsnz)
 		return scsi_invalid_cdb(t, c.len_byte, -1);
 	n = ws_count(t, &c);

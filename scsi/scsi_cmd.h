@@ -207,9 +207,14 @@ struct sbc_limits {
 	uint32_t unmap_granularity; /* OPTIMAL UNMAP GRANULARITY; 0 when UNMAP is not supported */
 	bool wsnz;                  /* WRITE SAME NUMBER OF LOGICAL BLOCKS 0 is refused */
 };
+/* The LU's own limits; _nx: as seen through one I_T nexus, whose transport may carry less per
+ * command (scsi_nexus.max_xfer_bytes); sbc_task_limits: through the task's nexus. */
 void sbc_get_limits(const struct scsi_dev *dev, struct sbc_limits *out);
-/* Its max_xfer_blocks alone, for the READ/WRITE path that needs nothing else. */
-uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev);
+void sbc_get_limits_nx(const struct scsi_dev *dev, const struct scsi_nexus *nx,
+		       struct sbc_limits *out);
+void sbc_task_limits(const struct scsi_task *t, struct sbc_limits *out);
+/* Its max_xfer_blocks alone, for the READ/WRITE path that needs nothing else (nx may be NULL). */
+uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev, const struct scsi_nexus *nx);
 /* Logical block provisioning management in effect (LBPME): the LU is thin_provisioned and its
  * store can deallocate.  READ CAPACITY(16), VPD B2 (LBPU, LBPWS, LBPWS10), UNMAP and WRITE
  * SAME's UNMAP bit all follow this one answer (scsi/sbc_limits.c). */

@@ -64,6 +64,7 @@ struct scsi_nexus {
 	char target_port[SCSI_NAME_MAX + 24];  /* "iqn...,t,0x<tpgt>" for iSCSI */
 	uint16_t rel_tgt_id;                   /* relative target port identifier (VPD 83, RTPG) */
 	const struct scsi_lun_table *luns;     /* LUs this nexus may address, resolved by ACL */
+	uint32_t max_xfer_bytes;               /* most one command's data may be; 0: no own limit */
 	void *transport_priv;
 };
 

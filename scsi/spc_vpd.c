@@ -161,7 +161,7 @@ static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 	uint32_t gran = dev->block_size && dev->block_size < 4096 ? 4096 / dev->block_size : 1;
 
 	memset(&l, 0, sizeof(l));
-	sbc_get_limits(dev, &l);
+	sbc_task_limits(t, &l);
 	b[4] = l.wsnz ? 0x01 : 0;
 	b[5] = (uint8_t)(l.max_compare_write_blocks > 255 ? 255 : l.max_compare_write_blocks);
 	put_be16(b + 6, (uint16_t)gran); /* optimal transfer length granularity */

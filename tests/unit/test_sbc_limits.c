@@ -79,3 +79,39 @@ SBC_TEST(limits, vpd_and_read_capacity_agree)
 	cr_assert_eq(!!(b2[5] & 0x80), !!(rc[14] & 0x80), "VPD B2 LBPU vs LBPME");
 	cr_assert_eq(!!(b2[5] & 0x04), !!(rc[14] & 0x40), "VPD B2 LBPRZ vs READ CAPACITY");
 }
+
+/* A nexus whose transport carries at most 1 MiB per command (SRP sets 8 MiB): VPD B0 announces
+ * that on this nexus, a READ of one block more is refused by the core, and the LU's own limits
+ * (another nexus) are unchanged. */
+SBC_TEST(limits, nexus_caps_max_transfer)
+{
+	uint8_t c[16] = {0x12, 0x01, 0xb0}, b0[64];
+	uint32_t cap = (1u << 20) / 512;
+	struct sbc_limits l;
+	struct th_result r;
+	uint8_t *buf = malloc((size_t)(cap + 1) * 512);
+
+	cr_assert(buf);
+	fx->n.nx.max_xfer_bytes = 1u << 20;
+	sbc_get_limits_nx(fx->dev, &fx->n.nx, &l);
+	cr_assert_eq(l.max_xfer_blocks, cap);
+	cr_assert(l.opt_xfer_blocks <= cap && l.max_atomic_blocks <= cap);
+	put_be16(c + 3, sizeof(b0));
+	r = fx_exec(fx, c, SCSI_DIR_READ, b0, sizeof(b0));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(get_be32(b0 + 8), cap, "VPD B0 MAXIMUM TRANSFER LENGTH follows the nexus");
+
+	memset(c, 0, sizeof(c));
+	c[0] = 0x88; /* READ(16) */
+	put_be32(c + 10, cap);
+	r = fx_exec(fx, c, SCSI_DIR_READ, buf, (size_t)cap * 512);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	put_be32(c + 10, cap + 1);
+	r = fx_exec(fx, c, SCSI_DIR_READ, buf, (size_t)(cap + 1) * 512);
+	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+
+	sbc_get_limits(fx->dev, &l);
+	cr_assert_eq(l.max_xfer_blocks, (32u << 20) / 512, "the LU itself keeps 32 MiB");
+	fx->n.nx.max_xfer_bytes = 0;
+	free(buf);
+}

@@ -101,6 +101,7 @@ Test(srp_target, channels_share_a_nexus)
 	cr_assert_str_eq(n->nx.target_name, "fe80:0000:0000:0000:0002:c903:000f:41a7");
 	cr_assert_str_eq(n->nx.target_port, "0x0002c903000f41a70002c903000f41a7");
 	cr_assert_eq(n->nx.rel_tgt_id, 7);
+	cr_assert_eq(n->nx.max_xfer_bytes, SRPT_MAX_XFER, "VPD B0 on this nexus: what SRP_CMD takes");
 	cr_assert_not_null(n->nx.luns);
 	cr_assert_eq(n->nx.luns->n, 1);
 

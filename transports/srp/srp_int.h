@@ -23,7 +23,7 @@
 #include "transports/srp/srp_proto.h"
 
 #define SRPT_DEFAULT_PORT    5555
-#define SRPT_MAX_XFER	     (8u << 20) /* the SCSI core's largest READ/WRITE */
+#define SRPT_MAX_XFER	     (8u << 20) /* most data one SRP_CMD moves; VPD B0 says so per nexus */
 #define SRPT_SEND_EXTRA	     4 /* send buffers beyond one per request: CRED_REQ, T_LOGOUT */
 #define SRPT_RECV_EXTRA	     1 /* receive buffers beyond the credits: SRP_CRED_RSP */
 #define SRPT_RDMA_WR_PER_CMD 4 /* send queue room per request for RDMA READ/WRITE */

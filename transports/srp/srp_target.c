@@ -75,6 +75,7 @@ static struct srpt_nexus *nexus_new(struct srpt_tgt *tgt, const uint8_t i_port_i
 	snprintf(n->nx.target_port, sizeof(n->nx.target_port), "%s", tport);
 	n->nx.rel_tgt_id = tgt->rel_tgt_id;
 	n->nx.luns = tgt_acl_resolve(tgt->t, iname);
+	n->nx.max_xfer_bytes = SRPT_MAX_XFER; /* VPD B0 then announces what SRP_CMD accepts */
 	n->nx.transport_priv = n;
 	scsi_nexus_register(&n->nx);
 	return n;
