@@ -1,0 +1,310 @@
+/* A TCMU device end to end through the real SCSI core on a ramdisk (tcmu_dev.c): the fake
+ * kernel of test_tcmu_fake.h queues CDBs whose iovecs point into its data area, the device
+ * runs them, and the completions are read back the way the kernel reaps them. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "tests/unit/scsi_harness.h"
+#include "tests/unit/test_tcmu_fake.h"
+#include "transports/tcmu/tcmu_dev.h"
+
+#define BLOCKS 2048 /* 1 MiB ramdisk, 512-byte blocks */
+
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned wakes, kicks;
+};
+
+static void w_wake(void *ctx)
+{
+	struct waiter *w = ctx;
+	pthread_mutex_lock(&w->mu);
+	w->wakes++;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void w_kick(void *ctx)
+{
+	((struct waiter *)ctx)->kicks++;
+}
+
+static struct waiter W = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+static struct fk K;
+static struct tcmu_dev *D;
+static struct scsi_dev *SD;
+
+static void up(uint16_t flags)
+{
+	char err[128] = "";
+	cr_assert_eq(scsi_core_init(2), 0);
+	SD = th_make_dev("ramdisk", "r0", BLOCKS * 512, 512);
+	fk_init(&K, 64 << 10, 1 << 20, flags);
+	D = tcmu_dev_new("t0", K.mem, K.size, SD,
+			 &(struct tcmu_dev_hooks){.kick = w_kick, .wake = w_wake, .ctx = &W}, err,
+			 sizeof(err));
+	cr_assert_not_null(D, "%s", err);
+}
+
+/* Reap until nothing is in flight (bounded: 10 s). */
+static void settle(void)
+{
+	time_t end = time(NULL) + 10;
+	for (;;) {
+		struct timespec ts;
+		tcmu_dev_reap(D);
+		if (!tcmu_dev_inflight(D))
+			return;
+		cr_assert_lt(time(NULL), end, "%u command(s) never completed",
+			     tcmu_dev_inflight(D));
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000)
+			ts.tv_sec++, ts.tv_nsec -= 1000000000;
+		pthread_mutex_lock(&W.mu);
+		pthread_cond_timedwait(&W.cv, &W.mu, &ts);
+		pthread_mutex_unlock(&W.mu);
+	}
+}
+
+/* Queue one command, run it, return its completion. */
+static struct fk_done run(const uint8_t *cdb, unsigned cdb_len, const uint64_t (*iov)[2],
+			  unsigned niov)
+{
+	struct fk_done d[2];
+	uint16_t id = fk_cmd(&K, cdb, cdb_len, iov, niov);
+	cr_assert_eq(tcmu_dev_poll(D), 1);
+	settle();
+	cr_assert_eq(fk_reap(&K, d, 2), 1);
+	cr_assert_eq(d[0].cmd_id, id);
+	return d[0];
+}
+
+static void clear_ua(void)
+{
+	static const uint8_t tur[6] = {0};
+	for (int i = 0; i < 4; i++)
+		if (run(tur, 6, NULL, 0).status == 0)
+			return;
+	cr_assert_fail("TEST UNIT READY never GOOD");
+}
+
+static void rw10(uint8_t *cdb, bool write, uint32_t lba, uint16_t n)
+{
+	memset(cdb, 0, 10);
+	cdb[0] = write ? 0x2a : 0x28;
+	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
+	cdb[7] = n >> 8, cdb[8] = n;
+}
+
+static void down(void)
+{
+	tcmu_dev_free(D);
+	fk_fini(&K);
+}
+
+Test(tcmu_dev, write_then_read_byte_for_byte)
+{
+	uint8_t cdb[10], pat[8192];
+	uint64_t wiov[3][2], riov[2][2];
+	struct fk_done d;
+	unsigned kicks;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_READ_LEN);
+	clear_ua();
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 7 + (i >> 9));
+	/* the data-out in three uneven pieces */
+	wiov[0][0] = fk_data(&K, 1000), wiov[0][1] = 1000;
+	wiov[1][0] = fk_data(&K, 3096), wiov[1][1] = 3096;
+	wiov[2][0] = fk_data(&K, 4096), wiov[2][1] = 4096;
+	memcpy(K.mem + wiov[0][0], pat, 1000);
+	memcpy(K.mem + wiov[1][0], pat + 1000, 3096);
+	memcpy(K.mem + wiov[2][0], pat + 4096, 4096);
+	rw10(cdb, true, 100, 16);
+	kicks = W.kicks;
+	d = run(cdb, 10, wiov, 3);
+	cr_assert_eq(d.status, 0, "WRITE status 0x%02x sense key 0x%x", d.status, d.sense[2]);
+	cr_assert_gt(W.kicks, kicks, "the kernel is kicked when cmd_tail moves");
+
+	riov[0][0] = fk_data(&K, 4096), riov[0][1] = 4096;
+	riov[1][0] = fk_data(&K, 4096), riov[1][1] = 4096;
+	memset(K.mem + riov[0][0], 0xee, 4096);
+	memset(K.mem + riov[1][0], 0xee, 4096);
+	rw10(cdb, false, 100, 16);
+	d = run(cdb, 10, riov, 2);
+	cr_assert_eq(d.status, 0);
+	cr_assert_eq(d.uflags & TCMU_UFLAG_READ_LEN, 0, "no underflow: no read_len");
+	cr_assert_arr_eq(K.mem + riov[0][0], pat, 4096);
+	cr_assert_arr_eq(K.mem + riov[1][0], pat + 4096, 4096);
+
+	/* neighbours untouched: LBA 99 and 116 still read as zeroes */
+	rw10(cdb, false, 99, 1);
+	riov[0][1] = 512;
+	memset(K.mem + riov[0][0], 0xee, 512);
+	cr_assert_eq(run(cdb, 10, riov, 1).status, 0);
+	for (int i = 0; i < 512; i++)
+		cr_assert_eq(K.mem[riov[0][0] + i], 0);
+	down();
+}
+
+Test(tcmu_dev, bad_lba_gives_check_condition_with_sense)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	struct fk_done d;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	iov[0][0] = fk_data(&K, 512), iov[0][1] = 512;
+	rw10(cdb, false, BLOCKS, 1);
+	d = run(cdb, 10, iov, 1);
+	cr_assert_eq(d.status, SAM_STAT_CHECK_CONDITION);
+	cr_assert_eq(d.sense[2] & 0x0f, 0x05, "ILLEGAL REQUEST");
+	cr_assert_eq(d.sense[12], 0x21, "LOGICAL BLOCK ADDRESS OUT OF RANGE");
+	down();
+}
+
+Test(tcmu_dev, inquiry_underflow_reports_read_len)
+{
+	static const uint8_t inq[6] = {0x12, 0, 0, 0, 0xff, 0};
+	uint64_t iov[1][2];
+	struct fk_done d;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_READ_LEN);
+	iov[0][0] = fk_data(&K, 255), iov[0][1] = 255;
+	d = run(inq, 6, iov, 1); /* INQUIRY answers even with a UNIT ATTENTION pending */
+	cr_assert_eq(d.status, 0);
+	cr_assert(d.uflags & TCMU_UFLAG_READ_LEN);
+	cr_assert_geq(d.read_len, 36);
+	cr_assert_lt(d.read_len, 255);
+	cr_assert_eq(K.mem[iov[0][0]] & 0x1f, 0, "direct-access block device");
+	down();
+}
+
+Test(tcmu_dev, unsupported_opcode_is_invalid_command)
+{
+	static const uint8_t vendor[10] = {0xd9};
+	struct fk_done d;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	d = run(vendor, 10, NULL, 0);
+	cr_assert_eq(d.status, SAM_STAT_CHECK_CONDITION);
+	cr_assert_eq(d.sense[2] & 0x0f, 0x05);
+	cr_assert_eq(d.sense[12], 0x20, "INVALID COMMAND OPERATION CODE");
+	down();
+}
+
+Test(tcmu_dev, malformed_entry_is_answered_and_the_next_served)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2] = {{FK_CMDR_OFF + 64, 512}}; /* points into the command ring */
+	struct fk_done d;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	rw10(cdb, true, 0, 1);
+	d = run(cdb, 10, iov, 1);
+	cr_assert_eq(d.status, SAM_STAT_CHECK_CONDITION);
+	cr_assert_eq(d.sense[2] & 0x0f, 0x04, "HARDWARE ERROR");
+	cr_assert_eq(d.sense[12], 0x44, "INTERNAL TARGET FAILURE");
+	iov[0][0] = fk_data(&K, 512);
+	rw10(cdb, false, 0, 1);
+	cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
+	cr_assert_not(tcmu_dev_broken(D));
+	down();
+}
+
+Test(tcmu_dev, broken_ring_stops_the_device)
+{
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	fk_hdr(&K, 0, 0, TCMU_OP_CMD, 1);
+	fk_set_head(&K, 64);
+	cr_assert_eq(tcmu_dev_poll(D), 0);
+	cr_assert(tcmu_dev_broken(D));
+	cr_assert_eq(tcmu_dev_poll(D), 0);
+	down();
+}
+
+Test(tcmu_dev, many_iovecs)
+{
+	uint8_t cdb[10];
+	uint64_t iov[40][2];
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	for (int i = 0; i < 40; i++) {
+		iov[i][0] = fk_data(&K, 512), iov[i][1] = 512;
+		memset(K.mem + iov[i][0], i + 1, 512);
+	}
+	rw10(cdb, true, 200, 40);
+	cr_assert_eq(run(cdb, 10, iov, 40).status, 0);
+	for (int i = 0; i < 40; i++)
+		memset(K.mem + iov[i][0], 0, 512);
+	rw10(cdb, false, 200, 40);
+	cr_assert_eq(run(cdb, 10, iov, 40).status, 0);
+	for (int i = 0; i < 40; i++)
+		cr_assert_eq(K.mem[iov[i][0] + 511], i + 1, "block %d", i);
+	down();
+}
+
+/* 64 commands in flight at once; every one answered exactly once, the ring drained. */
+static void many_in_flight(uint16_t flags)
+{
+	uint8_t cdb[10];
+	uint16_t ids[64];
+	struct fk_done d[64];
+	bool seen[64] = {false};
+	unsigned n;
+
+	up(flags);
+	clear_ua();
+	for (int i = 0; i < 64; i++) {
+		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+		memset(K.mem + iov[0][0], i, 4096);
+		rw10(cdb, i % 2 == 0, (uint32_t)(i / 2) * 8, 8);
+		ids[i] = fk_cmd(&K, cdb, 10, iov, 1);
+	}
+	cr_assert_eq(tcmu_dev_poll(D), 64);
+	settle();
+	n = fk_reap(&K, d, 64);
+	cr_assert_eq(n, 64);
+	for (unsigned i = 0; i < n; i++) {
+		int j = 0;
+		while (j < 64 && ids[j] != d[i].cmd_id)
+			j++;
+		cr_assert_lt(j, 64, "unknown cmd_id %u", d[i].cmd_id);
+		cr_assert_not(seen[j], "cmd_id %u answered twice", d[i].cmd_id);
+		seen[j] = true;
+		cr_assert_eq(d[i].status, 0);
+		if (!(flags & TCMU_MAILBOX_FLAG_CAP_OOOC))
+			cr_assert_eq(d[i].cmd_id, ids[i], "in ring order without CAP_OOOC");
+	}
+	cr_assert_eq(fk_tail(&K), K.head);
+	down();
+}
+
+Test(tcmu_dev, many_in_flight_out_of_order)
+{
+	many_in_flight(TCMU_MAILBOX_FLAG_CAP_OOOC);
+}
+
+Test(tcmu_dev, many_in_flight_in_order)
+{
+	many_in_flight(0);
+}
+
+Test(tcmu_dev, closed_device_takes_no_more)
+{
+	static const uint8_t tur[6] = {0};
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	tcmu_dev_close(D);
+	fk_cmd(&K, tur, 6, NULL, 0);
+	cr_assert_eq(tcmu_dev_poll(D), 0);
+	cr_assert_eq(tcmu_dev_inflight(D), 0);
+	down();
+}

@@ -1,0 +1,175 @@
+#!/bin/bash
+# vm-timeout: 900
+# vm-target: none
+# utgtd as an LIO TCMU backstore inside the guest: target_core_user hands the CDBs of an LIO
+# "user" backstore (dev_config=utgt/ram0) to utgtd's tcmu driver, which runs them on the
+# scst.conf DEVICE ram0 (a ramdisk).  tcm_loop puts a local SCSI disk on top, so Linux's own
+# sd/sg_* drive it.  Checks: the device is picked up, READ CAPACITY and INQUIRY come from
+# utgtd, data written with dd reads back identical, mkfs.ext4 + fsck, fio verify (crc32c) in
+# 4 KiB and 1 MiB blocks, a dev_config naming no DEVICE is refused with a log line (utgtd keeps
+# serving), LIO objects removed while utgtd runs, and utgtd's clean stop.
+# Arguments: quick (smaller fio runs), build=DIR (run /src/DIR/utgtd; default build).
+. /src/tests/vm/lib/common.sh
+BUILD_DIR=build
+for a in "$@"; do
+	case $a in build=*) BUILD_DIR=${a#build=} ;; esac
+done
+UTGTD=/src/$BUILD_DIR/utgtd
+DIR=/tmp/tcmu
+CONF=$DIR/scst.conf
+LOG=/out/utgtd.log
+MB=128
+CFS=/sys/kernel/config/target
+CORE=$CFS/core/user_0
+LOOP=$CFS/loopback/naa.5001405000000001
+UTGTD_PID=
+FIO_SIZE=$([ "$QUICK" = 1 ] && echo 32M || echo 96M)
+on_fail() {
+	echo "--- utgtd log (tail)"
+	tail -40 "$LOG" 2>/dev/null
+	echo "--- dmesg (tail)"
+	dmesg | tail -30
+}
+trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
+
+utgtd_stop() {
+	local i
+	UTGTD_RC=
+	kill -TERM "$UTGTD_PID" 2>/dev/null || true
+	for i in $(seq 1 150); do
+		kill -0 "$UTGTD_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -0 "$UTGTD_PID" 2>/dev/null && { kill -KILL "$UTGTD_PID"; UTGTD_PID=; fail "utgtd did not exit within 30 s of SIGTERM"; }
+	UTGTD_RC=0
+	wait "$UTGTD_PID" || UTGTD_RC=$?
+	UTGTD_PID=
+}
+
+# user_backstore NAME DEV_CONFIG: create and enable an LIO user backstore.
+user_backstore() {
+	mkdir -p "$CORE/$1"
+	echo "dev_config=$2" >"$CORE/$1/control"
+	echo "dev_size=$((MB << 20))" >"$CORE/$1/control"
+	echo "hw_max_sectors=2048" >"$CORE/$1/control"
+	echo 1 >"$CORE/$1/enable"
+}
+
+loop_disk() { # the sd disk behind tcm_loop's LUN 0
+	local h d
+	for h in /sys/class/scsi_host/host*; do
+		[ "$(cat "$h/proc_name" 2>/dev/null)" = tcm_loopback ] || continue
+		d=$(ls "$h"/device/target*/*:*:*:0/block/ 2>/dev/null | head -1) || true
+		[ -n "$d" ] && [ -b "/dev/$d" ] && { echo "/dev/$d"; return 0; }
+	done
+	return 1
+}
+
+step "modules, configfs, utgtd ($UTGTD)"
+[ -x "$UTGTD" ] || fail "no $UTGTD (build it first)"
+modprobe -a target_core_user tcm_loop sd_mod sg
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+[ -d "$CFS" ] || fail "no $CFS after modprobe"
+mkdir -p "$DIR"
+cat >"$CONF" <<CONF
+HANDLER ramdisk {
+	DEVICE ram0 {
+		size_mb $MB
+		blocksize 512
+		t10_vend_id UTGT
+		prod_id TCMURAM0
+	}
+}
+
+TARGET_DRIVER tcmu {
+	enabled 1
+}
+CONF
+"$UTGTD" --check -c "$CONF" >/dev/null || fail "utgtd --check refused $CONF"
+: >"$LOG"
+"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
+UTGTD_PID=$!
+wait_until 20 "utgtd watching for TCMU devices" grep -q "tcmu: watching" "$LOG"
+ok "utgtd (pid $UTGTD_PID) started with TARGET_DRIVER tcmu"
+
+step "LIO user backstore dev_config=utgt/ram0, tcm_loop LUN 0 on it"
+user_backstore tcmu0 utgt/ram0
+wait_until 10 "utgtd serves the backstore" grep -q "served by DEVICE ram0" "$LOG"
+grep "tcmu" "$LOG" | sed 's/^/    /'
+mkdir -p "$LOOP/tpgt_1/lun/lun_0"
+echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
+ln -s "$CORE/tcmu0" "$LOOP/tpgt_1/lun/lun_0/tcmu0"
+wait_until 30 "a tcm_loop disk" loop_disk
+dev=$(loop_disk)
+ok "$dev appeared"
+
+step "READ CAPACITY and INQUIRY answered by utgtd"
+sg_readcap "$dev" >/tmp/cap 2>&1 || { cat /tmp/cap; fail "sg_readcap"; }
+expect_eq "blocks" "$(sed -n 's/.*Number of logical blocks=\([0-9]*\).*/\1/p' /tmp/cap)" $((MB << 11))
+expect_eq "block length" "$(sed -n 's/.*Logical block length=\([0-9]*\) bytes.*/\1/p' /tmp/cap)" 512
+expect_eq "size" "$(blockdev --getsize64 "$dev")" $((MB << 20))
+expect_eq "vendor" "$(sg_inq "$dev" 2>/dev/null | sed -n 's/^ *Vendor identification: *//p' | tr -d ' ')" UTGT
+expect_eq "product" "$(sg_inq "$dev" 2>/dev/null | sed -n 's/^ *Product identification: *//p' | tr -d ' ')" TCMURAM0
+sg_vpd -p bl "$dev" >/tmp/vpdb0 2>&1 || { cat /tmp/vpdb0; fail "VPD B0"; }
+ok "VPD B0 (block limits) answered"
+
+step "data: 24 MiB in 1 MiB writes, 4 KiB writes, read back"
+t0=$SECONDS
+dd if=/dev/urandom of=/tmp/pat bs=1M count=24 status=none
+dd if=/tmp/pat of="$dev" bs=1M oflag=direct status=none
+dd if=/tmp/pat of="$dev" bs=4k count=1024 seek=12288 oflag=direct status=none # at 48 MiB
+dd if="$dev" of=/tmp/back bs=1M count=24 iflag=direct status=none
+cmp /tmp/pat /tmp/back || fail "1 MiB-write data differs on read back"
+dd if="$dev" of=/tmp/back2 bs=4k count=1024 skip=12288 iflag=direct status=none
+cmp <(head -c 4M /tmp/pat) /tmp/back2 || fail "4 KiB-write data differs on read back"
+ok "28 MiB written and read back identical ($((SECONDS - t0)) s)"
+
+step "mkfs.ext4 + fsck, a file through the filesystem"
+mkfs.ext4 -q -F "$dev"
+fsck.ext4 -fn "$dev" >/tmp/fsck.log 2>&1 || { cat /tmp/fsck.log; fail "fsck after mkfs"; }
+mkdir -p /mnt/tcmu
+mount "$dev" /mnt/tcmu
+cp /tmp/pat /mnt/tcmu/pat
+sync
+umount /mnt/tcmu
+fsck.ext4 -fn "$dev" >/tmp/fsck.log 2>&1 || { cat /tmp/fsck.log; fail "fsck after writes"; }
+echo 3 >/proc/sys/vm/drop_caches
+mount "$dev" /mnt/tcmu
+cmp /tmp/pat /mnt/tcmu/pat || fail "file differs after remount"
+umount /mnt/tcmu
+ok "mkfs.ext4, fsck clean twice, file identical after remount"
+
+step "fio verify crc32c, 4 KiB random writes then 1 MiB sequential writes"
+t0=$SECONDS
+fio_run tcmu_4k --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite --bs=4k \
+	--iodepth=16 --size="$FIO_SIZE" --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0
+fio_run tcmu_1m --filename="$dev" --direct=1 --ioengine=libaio --rw=write --bs=1M \
+	--iodepth=4 --size="$FIO_SIZE" --verify=crc32c --do_verify=1 --verify_fatal=1
+ok "fio verify passed ($((SECONDS - t0)) s)"
+
+step "a dev_config naming no DEVICE: refused with a log line, utgtd keeps serving"
+user_backstore tcmu1 utgt/nosuch
+wait_until 10 "the refusal logged" grep -q "has no DEVICE 'nosuch'" "$LOG"
+grep "nosuch" "$LOG" | sed 's/^/    /'
+kill -0 "$UTGTD_PID" || fail "utgtd died"
+dd if="$dev" of=/dev/null bs=1M count=4 iflag=direct status=none || fail "I/O after the refusal"
+rmdir "$CORE/tcmu1"
+ok "refused, logged, I/O continues"
+
+step "remove the LIO objects while utgtd runs"
+rm "$LOOP/tpgt_1/lun/lun_0/tcmu0"
+rmdir "$LOOP/tpgt_1/lun/lun_0"
+rmdir "$LOOP/tpgt_1"
+rmdir "$LOOP"
+rmdir "$CORE/tcmu0"
+wait_until 10 "utgtd closes the device" grep -q "uio[0-9]*: closed" "$LOG"
+ok "utgtd noticed the removal and closed the device"
+
+step "stop utgtd"
+utgtd_stop
+say "utgtd exit status $UTGTD_RC"
+tail -6 "$LOG" | sed 's/^/    /'
+expect_eq "utgtd exit status" "$UTGTD_RC" 0
+grep -q "exited cleanly" "$LOG" || fail "utgtd did not exit cleanly"
+grep -qE "AddressSanitizer|runtime error" "$LOG" && fail "sanitizer report in utgtd's log"
+say "PASS tcmu"
