@@ -6,7 +6,8 @@
 # scst.conf DEVICE ram0 (a ramdisk).  tcm_loop puts a local SCSI disk on top, so Linux's own
 # sd/sg_* drive it.  Checks: the device is picked up, READ CAPACITY and INQUIRY come from
 # utgtd, data written with dd reads back identical, mkfs.ext4 + fsck, fio verify (crc32c) in
-# 4 KiB and 1 MiB blocks, a dev_config naming no DEVICE is refused with a log line (utgtd keeps
+# 4 KiB and 1 MiB blocks; a vdisk_fileio DEVICE whose LIO backstore exists before utgtd starts
+# (found by the start scan) with data checked in its backing file; a dev_config naming no DEVICE is refused with a log line (utgtd keeps
 # serving), LIO objects removed while utgtd runs, and utgtd's clean stop.
 # Arguments: quick (smaller fio runs), build=DIR (run /src/DIR/utgtd; default build).
 . /src/tests/vm/lib/common.sh
@@ -22,6 +23,8 @@ MB=128
 CFS=/sys/kernel/config/target
 CORE=$CFS/core/user_0
 LOOP=$CFS/loopback/naa.5001405000000001
+FILE_IMG=/var/tmp/tcmu-file0.img # ext4 root: fileio wants a real filesystem
+FILE_MB=64
 UTGTD_PID=
 FIO_SIZE=$([ "$QUICK" = 1 ] && echo 32M || echo 96M)
 on_fail() {
@@ -46,20 +49,23 @@ utgtd_stop() {
 	UTGTD_PID=
 }
 
-# user_backstore NAME DEV_CONFIG: create and enable an LIO user backstore.
+# user_backstore NAME DEV_CONFIG [SIZE_MB [CONTROL...]]: create and enable an LIO user backstore.
 user_backstore() {
-	mkdir -p "$CORE/$1"
-	echo "dev_config=$2" >"$CORE/$1/control"
-	echo "dev_size=$((MB << 20))" >"$CORE/$1/control"
-	echo "hw_max_sectors=2048" >"$CORE/$1/control"
-	echo 1 >"$CORE/$1/enable"
+	local name=$1 cfg=$2 mb=${3:-$MB} c
+	shift 3 || shift $#
+	mkdir -p "$CORE/$name"
+	echo "dev_config=$cfg" >"$CORE/$name/control"
+	echo "dev_size=$((mb << 20))" >"$CORE/$name/control"
+	echo "hw_max_sectors=2048" >"$CORE/$name/control"
+	for c in "$@"; do echo "$c" >"$CORE/$name/control"; done
+	echo 1 >"$CORE/$name/enable"
 }
 
-loop_disk() { # the sd disk behind tcm_loop's LUN 0
+loop_disk() { # LUN: the sd disk behind tcm_loop's LUN
 	local h d
 	for h in /sys/class/scsi_host/host*; do
 		[ "$(cat "$h/proc_name" 2>/dev/null)" = tcm_loopback ] || continue
-		d=$(ls "$h"/device/target*/*:*:*:0/block/ 2>/dev/null | head -1) || true
+		d=$(ls "$h"/device/target*/*:*:*:"${1:-0}"/block/ 2>/dev/null | head -1) || true
 		[ -n "$d" ] && [ -b "/dev/$d" ] && { echo "/dev/$d"; return 0; }
 	done
 	return 1
@@ -71,6 +77,7 @@ modprobe -a target_core_user tcm_loop sd_mod sg
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 [ -d "$CFS" ] || fail "no $CFS after modprobe"
 mkdir -p "$DIR"
+rm -f "$FILE_IMG"
 cat >"$CONF" <<CONF
 HANDLER ramdisk {
 	DEVICE ram0 {
@@ -81,16 +88,28 @@ HANDLER ramdisk {
 	}
 }
 
+HANDLER vdisk_fileio {
+	DEVICE file0 {
+		filename $FILE_IMG
+		size_mb $FILE_MB
+	}
+}
+
 TARGET_DRIVER tcmu {
 	enabled 1
 }
 CONF
 "$UTGTD" --check -c "$CONF" >/dev/null || fail "utgtd --check refused $CONF"
+step "an LIO user backstore utgt/file0 made BEFORE utgtd starts (nl_reply_supported=-1)"
+user_backstore tcmu2 utgt/file0 "$FILE_MB" nl_reply_supported=-1
+ok "enabled with nobody serving it yet"
 : >"$LOG"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
 UTGTD_PID=$!
 wait_until 20 "utgtd watching for TCMU devices" grep -q "tcmu: watching" "$LOG"
 ok "utgtd (pid $UTGTD_PID) started with TARGET_DRIVER tcmu"
+wait_until 10 "the start scan finds tcmu2" grep -q "'tcmu2' served by DEVICE file0" "$LOG"
+ok "the existing backstore was found at start"
 
 step "LIO user backstore dev_config=utgt/ram0, tcm_loop LUN 0 on it"
 user_backstore tcmu0 utgt/ram0
@@ -99,8 +118,8 @@ grep "tcmu" "$LOG" | sed 's/^/    /'
 mkdir -p "$LOOP/tpgt_1/lun/lun_0"
 echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
 ln -s "$CORE/tcmu0" "$LOOP/tpgt_1/lun/lun_0/tcmu0"
-wait_until 30 "a tcm_loop disk" loop_disk
-dev=$(loop_disk)
+wait_until 30 "a tcm_loop disk" loop_disk 0
+dev=$(loop_disk 0)
 ok "$dev appeared"
 
 step "READ CAPACITY and INQUIRY answered by utgtd"
@@ -123,6 +142,20 @@ cmp /tmp/pat /tmp/back || fail "1 MiB-write data differs on read back"
 dd if="$dev" of=/tmp/back2 bs=4k count=1024 skip=12288 iflag=direct status=none
 cmp <(head -c 4M /tmp/pat) /tmp/back2 || fail "4 KiB-write data differs on read back"
 ok "28 MiB written and read back identical ($((SECONDS - t0)) s)"
+
+step "vdisk_fileio DEVICE through LUN 1: data lands in its backing file"
+mkdir -p "$LOOP/tpgt_1/lun/lun_1"
+ln -s "$CORE/tcmu2" "$LOOP/tpgt_1/lun/lun_1/tcmu2"
+wait_until 30 "the LUN 1 disk" loop_disk 1
+fdev=$(loop_disk 1)
+expect_eq "LUN 1 size" "$(blockdev --getsize64 "$fdev")" $((FILE_MB << 20))
+dd if=/tmp/pat of="$fdev" bs=1M count=8 seek=4 oflag=direct status=none
+dd if="$fdev" of=/tmp/fback bs=1M count=8 skip=4 iflag=direct status=none
+cmp <(head -c 8M /tmp/pat) /tmp/fback || fail "LUN 1 data differs on read back"
+sync
+cmp <(head -c 8M /tmp/pat) <(dd if="$FILE_IMG" bs=1M count=8 skip=4 status=none) ||
+	fail "the backing file does not hold what was written"
+ok "$fdev: 8 MiB read back identical, and found in $FILE_IMG at 4 MiB"
 
 step "mkfs.ext4 + fsck, a file through the filesystem"
 mkfs.ext4 -q -F "$dev"
@@ -157,12 +190,13 @@ rmdir "$CORE/tcmu1"
 ok "refused, logged, I/O continues"
 
 step "remove the LIO objects while utgtd runs"
-rm "$LOOP/tpgt_1/lun/lun_0/tcmu0"
-rmdir "$LOOP/tpgt_1/lun/lun_0"
+rm "$LOOP/tpgt_1/lun/lun_0/tcmu0" "$LOOP/tpgt_1/lun/lun_1/tcmu2"
+rmdir "$LOOP/tpgt_1/lun/lun_0" "$LOOP/tpgt_1/lun/lun_1"
 rmdir "$LOOP/tpgt_1"
 rmdir "$LOOP"
-rmdir "$CORE/tcmu0"
-wait_until 10 "utgtd closes the device" grep -q "uio[0-9]*: closed" "$LOG"
+rmdir "$CORE/tcmu0" "$CORE/tcmu2"
+wait_until 10 "utgtd closes both devices" eval '[ "$(grep -c "uio[0-9]*: closed" "$LOG")" -ge 2 ]'
+grep -E "removed|gone|closed" "$LOG" | sed 's/^/    /'
 ok "utgtd noticed the removal and closed the device"
 
 step "stop utgtd"
