@@ -36,16 +36,21 @@ static struct fk K;
 static struct tcmu_dev *D;
 static struct scsi_dev *SD;
 
-static void up(uint16_t flags)
+static void up_max(uint16_t flags, uint32_t max_xfer)
 {
 	char err[128] = "";
 	cr_assert_eq(scsi_core_init(2), 0);
 	SD = th_make_dev("ramdisk", "r0", BLOCKS * 512, 512);
 	fk_init(&K, 64 << 10, 1 << 20, flags);
-	D = tcmu_dev_new("t0", K.mem, K.size, SD,
+	D = tcmu_dev_new("t0", K.mem, K.size, SD, max_xfer,
 			 &(struct tcmu_dev_hooks){.kick = w_kick, .wake = w_wake, .ctx = &W}, err,
 			 sizeof(err));
 	cr_assert_not_null(D, "%s", err);
+}
+
+static void up(uint16_t flags)
+{
+	up_max(flags, 0);
 }
 
 /* Reap until nothing is in flight (bounded: 10 s). */
@@ -306,5 +311,22 @@ Test(tcmu_dev, closed_device_takes_no_more)
 	fk_cmd(&K, tur, 6, NULL, 0);
 	cr_assert_eq(tcmu_dev_poll(D), 0);
 	cr_assert_eq(tcmu_dev_inflight(D), 0);
+	down();
+}
+
+/* LIO's hw_max_sectors reaches the initiator as MAXIMUM TRANSFER LENGTH (VPD B0). */
+Test(tcmu_dev, block_limits_announce_what_lio_takes)
+{
+	static const uint8_t vpd_b0[6] = {0x12, 0x01, 0xb0, 0, 64, 0};
+	uint64_t iov[1][2];
+	const uint8_t *p;
+
+	up_max(TCMU_MAILBOX_FLAG_CAP_OOOC, 64 << 10);
+	iov[0][0] = fk_data(&K, 64), iov[0][1] = 64;
+	cr_assert_eq(run(vpd_b0, 6, iov, 1).status, 0);
+	p = K.mem + iov[0][0];
+	cr_assert_eq(p[1], 0xb0);
+	cr_assert_eq((uint32_t)p[8] << 24 | p[9] << 16 | p[10] << 8 | p[11], 128,
+		     "64 KiB = 128 blocks of 512");
 	down();
 }

@@ -13,7 +13,7 @@
 
 extern const struct tgt_transport tcmu_transport;
 int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, const char *devdir,
-			    char *err, size_t errlen);
+			    const char *configfs, char *err, size_t errlen);
 
 static const char *BASE = "HANDLER ramdisk {\n"
 			  "\tDEVICE d0 {\n\t\tsize_mb 1\n\t}\n"
@@ -120,7 +120,7 @@ Test(tcmu_transport, discovery_serves_utgt_devices_only)
 	uio(sys, 2, "tcm-user/1/lio2/utgt/d0", k.size);
 	put(dev, "uio2", k.mem, k.size);
 	/* uio0 and uio1 have no device file: opening them would fail loudly */
-	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
 	snprintf(path, sizeof(path), "%s/uio2", dev);
 	fd = open(path, O_RDONLY);
 	cr_assert_geq(fd, 0);
@@ -131,7 +131,7 @@ Test(tcmu_transport, discovery_serves_utgt_devices_only)
 		usleep(10000);
 	}
 	close(fd);
-	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, err, sizeof(err)), -1,
+	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), -1,
 		     "a second start is refused");
 	tcmu_transport.stop();
 	tcmu_transport.stop(); /* twice: harmless */

@@ -6,9 +6,11 @@
 # scst.conf DEVICE ram0 (a ramdisk).  tcm_loop puts a local SCSI disk on top, so Linux's own
 # sd/sg_* drive it.  Checks: the device is picked up, READ CAPACITY and INQUIRY come from
 # utgtd, data written with dd reads back identical, mkfs.ext4 + fsck, fio verify (crc32c) in
-# 4 KiB and 1 MiB blocks; a vdisk_fileio DEVICE whose LIO backstore exists before utgtd starts
-# (found by the start scan) with data checked in its backing file; a dev_config naming no DEVICE is refused with a log line (utgtd keeps
-# serving), LIO objects removed while utgtd runs, and utgtd's clean stop.
+# 4 KiB and 1 MiB blocks; VPD B0's maximum transfer length = LIO's hw_max_sectors; a
+# vdisk_fileio DEVICE whose LIO backstore exists before utgtd starts (found by the start scan)
+# with data checked in its backing file; a dev_config naming no DEVICE is refused with a log
+# line (utgtd keeps serving); LIO objects removed while utgtd runs; utgtd's clean stop; and a
+# restart under I/O (SIGTERM while fio reads; a new utgtd resumes the ring; fio sees no error).
 # Arguments: quick (smaller fio runs), build=DIR (run /src/DIR/utgtd; default build).
 . /src/tests/vm/lib/common.sh
 BUILD_DIR=build
@@ -56,7 +58,6 @@ user_backstore() {
 	mkdir -p "$CORE/$name"
 	echo "dev_config=$cfg" >"$CORE/$name/control"
 	echo "dev_size=$((mb << 20))" >"$CORE/$name/control"
-	echo "hw_max_sectors=2048" >"$CORE/$name/control"
 	for c in "$@"; do echo "$c" >"$CORE/$name/control"; done
 	echo 1 >"$CORE/$name/enable"
 }
@@ -101,7 +102,7 @@ TARGET_DRIVER tcmu {
 CONF
 "$UTGTD" --check -c "$CONF" >/dev/null || fail "utgtd --check refused $CONF"
 step "an LIO user backstore utgt/file0 made BEFORE utgtd starts (nl_reply_supported=-1)"
-user_backstore tcmu2 utgt/file0 "$FILE_MB" nl_reply_supported=-1
+user_backstore tcmu2 utgt/file0 "$FILE_MB" nl_reply_supported=-1 hw_max_sectors=2048
 ok "enabled with nobody serving it yet"
 : >"$LOG"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
@@ -130,7 +131,10 @@ expect_eq "size" "$(blockdev --getsize64 "$dev")" $((MB << 20))
 expect_eq "vendor" "$(sg_inq "$dev" 2>/dev/null | sed -n 's/^ *Vendor identification: *//p' | tr -d ' ')" UTGT
 expect_eq "product" "$(sg_inq "$dev" 2>/dev/null | sed -n 's/^ *Product identification: *//p' | tr -d ' ')" TCMURAM0
 sg_vpd -p bl "$dev" >/tmp/vpdb0 2>&1 || { cat /tmp/vpdb0; fail "VPD B0"; }
-ok "VPD B0 (block limits) answered"
+# LIO refuses commands past the device's hw_max_sectors: utgt must not announce more
+expect_eq "VPD B0 maximum transfer length = LIO's hw_max_sectors" \
+	"$(sed -n 's/.*Maximum transfer length: *\([0-9]*\).*/\1/p' /tmp/vpdb0)" \
+	"$(cat "$CORE/tcmu0/attrib/hw_max_sectors")"
 
 step "data: 24 MiB in 1 MiB writes, 4 KiB writes, read back"
 t0=$SECONDS
@@ -149,6 +153,8 @@ ln -s "$CORE/tcmu2" "$LOOP/tpgt_1/lun/lun_1/tcmu2"
 wait_until 30 "the LUN 1 disk" loop_disk 1
 fdev=$(loop_disk 1)
 expect_eq "LUN 1 size" "$(blockdev --getsize64 "$fdev")" $((FILE_MB << 20))
+expect_eq "LUN 1 maximum transfer length" \
+	"$(sg_vpd -p bl "$fdev" | sed -n 's/.*Maximum transfer length: *\([0-9]*\).*/\1/p')" 2048
 dd if=/tmp/pat of="$fdev" bs=1M count=8 seek=4 oflag=direct status=none
 dd if="$fdev" of=/tmp/fback bs=1M count=8 skip=4 iflag=direct status=none
 cmp <(head -c 8M /tmp/pat) /tmp/fback || fail "LUN 1 data differs on read back"
@@ -205,5 +211,36 @@ say "utgtd exit status $UTGTD_RC"
 tail -6 "$LOG" | sed 's/^/    /'
 expect_eq "utgtd exit status" "$UTGTD_RC" 0
 grep -q "exited cleanly" "$LOG" || fail "utgtd did not exit cleanly"
+
+# utgtd stops while fio reads: the commands it took are drained and answered; those LIO queues
+# afterwards wait in the ring, and a new utgtd serves them from cmd_tail, so fio never sees an
+# error (LIO's cmd_time_out is 30 s; the gap is well under a second).
+step "restart under I/O: SIGTERM while fio reads, a new utgtd resumes the ring"
+"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
+UTGTD_PID=$!
+user_backstore tcmu3 utgt/ram0
+wait_until 10 "utgtd serves tcmu3" grep -q "'tcmu3' served by DEVICE ram0" "$LOG"
+mkdir -p "$LOOP/tpgt_1/lun/lun_0"
+echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
+ln -s "$CORE/tcmu3" "$LOOP/tpgt_1/lun/lun_0/tcmu3"
+wait_until 30 "the disk again" loop_disk 0
+dev=$(loop_disk 0)
+(fio_run tcmu_restart --filename="$dev" --direct=1 --ioengine=libaio --rw=randread --bs=16k \
+	--iodepth=16 --time_based --runtime=8) &
+fiopid=$!
+n0=$(blk_ios "$dev")
+wait_until 20 "reads flowing" eval '[ $(($(blk_ios "$dev") - n0)) -ge 200 ]'
+utgtd_stop
+expect_eq "first utgtd exit status" "$UTGTD_RC" 0
+grep "draining" "$LOG" | tail -1 | sed 's/^/    /'
+"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
+UTGTD_PID=$!
+wait "$fiopid" || fail "fio saw an error across the restart"
+[ "$(grep -c "'tcmu3' served by DEVICE ram0" "$LOG")" -ge 2 ] || fail "second utgtd did not take tcmu3"
+ok "drained, exit 0, the second utgtd took over the ring, fio error-free"
+rm "$LOOP/tpgt_1/lun/lun_0/tcmu3"
+rmdir "$LOOP/tpgt_1/lun/lun_0" "$LOOP/tpgt_1" "$LOOP" "$CORE/tcmu3"
+utgtd_stop
+expect_eq "utgtd exit status" "$UTGTD_RC" 0
 grep -qE "AddressSanitizer|runtime error" "$LOG" && fail "sanitizer report in utgtd's log"
 say "PASS tcmu"

@@ -54,7 +54,8 @@ static struct tcmu_cmd *cmd_alloc(struct tcmu_dev *d, uint32_t niov)
 }
 
 struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct scsi_dev *sdev,
-			      const struct tcmu_dev_hooks *hooks, char *err, size_t errlen)
+			      uint32_t max_xfer, const struct tcmu_dev_hooks *hooks, char *err,
+			      size_t errlen)
 {
 	struct tcmu_dev *d = calloc(1, sizeof(*d));
 
@@ -78,6 +79,7 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	snprintf(d->nx.initiator_port, sizeof(d->nx.initiator_port), "lio-tcmu,%s", name);
 	d->nx.rel_tgt_id = 1;
 	d->nx.luns = &d->luns;
+	d->nx.max_xfer_bytes = max_xfer; /* VPD B0 must not promise more than LIO takes */
 	d->nx.transport_priv = d;
 	scsi_nexus_register(&d->nx);
 	tgt_log(LOG_INFO, "tcmu %s: ring of %u bytes at %u, data area %zu bytes; %s completion%s",

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct scsi_dev;
 struct tcmu_dev;
@@ -21,9 +22,11 @@ struct tcmu_dev_hooks {
 };
 
 /* Serve the ring mapped at map (size bytes) with sdev as LUN 0.  name: for logs and the
- * nexus's port names.  NULL with err filled when the mailbox is unusable. */
+ * nexus's port names; max_xfer: the longest command LIO accepts, in bytes (0: no limit of
+ * our own).  NULL with err filled when the mailbox is unusable. */
 struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct scsi_dev *sdev,
-			      const struct tcmu_dev_hooks *hooks, char *err, size_t errlen);
+			      uint32_t max_xfer, const struct tcmu_dev_hooks *hooks, char *err,
+			      size_t errlen);
 /* Parse what the kernel queued and submit it; returns the number of commands taken.  Does
  * nothing once the device is closing or its ring is broken. */
 unsigned tcmu_dev_poll(struct tcmu_dev *d);

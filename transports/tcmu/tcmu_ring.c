@@ -89,6 +89,7 @@ int tcmu_ring_init(struct tcmu_ring *r, void *base, size_t size, const char *nam
 	r->cmdr_off = mb.cmdr_off;
 	r->cmdr_size = mb.cmdr_size;
 	r->data_off = (uint64_t)mb.cmdr_off + mb.cmdr_size;
+	r->flags = mb.flags;
 	r->oooc = mb.flags & TCMU_MAILBOX_FLAG_CAP_OOOC;
 	r->read_len = mb.flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN;
 	/* entries the kernel queued before we came (a restarted daemon) are served again */
@@ -210,6 +211,11 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 	req->cmd_id = ent.hdr.cmd_id;
 	req->entry_off = r->fetch;
 	nio = (uint64_t)ent.req.iov_cnt + ent.req.iov_bidi_cnt + ent.req.iov_dif_cnt;
+	if (nio > cap && !ent.req.iov_bidi_cnt && !ent.req.iov_dif_cnt &&
+	    IOV_OFF + nio * sizeof(struct iovec) <= len) {
+		req->iovcnt = (uint32_t)nio;
+		return TCMU_NEXT_IOV_ROOM; /* nothing consumed, nothing logged yet */
+	}
 
 	/* the CDB lives inside the entry, after the iovecs */
 	cdb_rel = ent.req.cdb_off - (uint64_t)r->cmdr_off - r->fetch;
@@ -251,10 +257,6 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 		if (!req->err)
 			req->err = TCMU_REQ_BIDI;
 		nio = 0;
-	}
-	if (nio > cap) {
-		req->iovcnt = (uint32_t)nio;
-		return TCMU_NEXT_IOV_ROOM; /* nothing consumed */
 	}
 	for (uint32_t i = 0; i < nio && !req->err; i++) {
 		struct iovec v;

@@ -18,6 +18,7 @@ struct tcmu_ring {
 	size_t size;
 	uint32_t cmdr_off, cmdr_size;
 	uint64_t data_off;    /* first byte after the command ring */
+	uint16_t flags;	      /* the mailbox flags, as the kernel set them */
 	bool oooc;	      /* kernel takes completions out of order (CAP_OOOC) */
 	bool read_len;	      /* kernel honours rsp.read_len (CAP_READ_LEN) */
 	uint32_t fetch;	      /* next entry to parse, offset in the command ring */

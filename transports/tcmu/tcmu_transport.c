@@ -24,6 +24,7 @@
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
 #include "transports/tcmu/tcmu_dev.h"
+#include "transports/tcmu/tcmu_lio.h"
 #include "transports/tcmu/tcmu_uio.h"
 
 #define MAX_UIO	  256
@@ -43,7 +44,7 @@ struct tdev {
 
 static struct {
 	const struct tgt_config *cfg;
-	const char *sysfs, *devdir;
+	const char *sysfs, *devdir, *configfs;
 	int ep, evfd;
 	pthread_t thr;
 	bool running;
@@ -112,9 +113,9 @@ static void attach(const struct tcmu_uio_info *u)
 		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		return;
 	}
-	t->dev = tcmu_dev_new(nm.dev, t->map, t->size, td->dev,
-			      &(struct tcmu_dev_hooks){.kick = kick, .wake = wake, .ctx = t}, err,
-			      sizeof(err));
+	t->dev = tcmu_dev_new(
+	    nm.dev, t->map, t->size, td->dev, tcmu_lio_max_xfer(G.configfs, nm.hba, nm.dev),
+	    &(struct tcmu_dev_hooks){.kick = kick, .wake = wake, .ctx = t}, err, sizeof(err));
 	if (!t->dev) {
 		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		munmap(t->map, t->size);
@@ -270,7 +271,7 @@ static void tcmu_stop(void)
 
 /* Tests point discovery elsewhere (a fake sysfs tree). */
 int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, const char *devdir,
-			    char *err, size_t errlen)
+			    const char *configfs, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 
@@ -281,6 +282,7 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 	G.cfg = cfg;
 	G.sysfs = sysfs;
 	G.devdir = devdir;
+	G.configfs = configfs;
 	G.stop = false;
 	G.ep = epoll_create1(EPOLL_CLOEXEC);
 	G.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -313,7 +315,8 @@ static int tcmu_start(const struct tgt_config *cfg, const struct tgt_driver *drv
 		      size_t errlen)
 {
 	(void)drv;
-	return tcmu_transport_start_at(cfg, "/sys/class/uio", "/dev", err, errlen);
+	return tcmu_transport_start_at(cfg, "/sys/class/uio", "/dev", "/sys/kernel/config/target",
+				       err, errlen);
 }
 
 static const char *const driver_attrs[] = {"enabled", NULL};
