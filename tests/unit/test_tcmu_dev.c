@@ -289,6 +289,15 @@ static void many_in_flight(uint16_t flags)
 			cr_assert_eq(d[i].cmd_id, ids[i], "in ring order without CAP_OOOC");
 	}
 	cr_assert_eq(fk_tail(&K), K.head);
+	/* what the 32 concurrent writes stored (write i used the pattern byte i) */
+	for (int i = 0; i < 64; i += 2) {
+		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+		memset(K.mem + iov[0][0], 0xee, 4096);
+		rw10(cdb, false, (uint32_t)(i / 2) * 8, 8);
+		cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
+		for (int b = 0; b < 4096; b++)
+			cr_assert_eq(K.mem[iov[0][0] + b], i, "write %d, byte %d", i, b);
+	}
 	down();
 }
 
