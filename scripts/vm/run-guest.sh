@@ -55,7 +55,10 @@ fi
 
 # The host-side limit covers boot and power-off as well as the script's own limit.
 host_limit=$((timeout + 120))
-cmdline="console=ttyS0 panic=-1 quiet loglevel=5 softlockup_panic=1 utgt.test=$test utgt.timeout=$timeout utgt.trace=$trace"
+# softlockup_panic: a real lockup panics with its trace instead of hanging until the timeout.
+# watchdog_thresh=60 (soft lockup after 120 s, not 20): under TCG on a busy host a vCPU thread
+# can be descheduled for tens of seconds, and the default threshold then panics a healthy guest.
+cmdline="console=ttyS0 panic=-1 quiet loglevel=5 softlockup_panic=1 watchdog_thresh=60 utgt.test=$test utgt.timeout=$timeout utgt.trace=$trace"
 [ -n "$args" ] && cmdline+=" utgt.args=$args"
 start=$SECONDS
 # --foreground: qemu keeps the terminal's signals; -k: a hung qemu is killed for sure.
