@@ -136,6 +136,19 @@ expect_eq "VPD B0 maximum transfer length = LIO's hw_max_sectors" \
 	"$(sed -n 's/.*Maximum transfer length: *\([0-9]*\).*/\1/p' /tmp/vpdb0)" \
 	"$(cat "$CORE/tcmu0/attrib/hw_max_sectors")"
 
+# LIO answers PERSISTENT RESERVE itself for a TCMU device (docs/tcmu.md): the registration
+# must show in LIO's configfs, i.e. it never reached utgt.
+step "PERSISTENT RESERVE OUT/IN are LIO's"
+# LIO writes its PR metadata under its db_root (/etc/target, else /var/target) even without
+# APTPL; with no such directory PR OUT fails NOT READY (seen in this guest).
+mkdir -p /var/target/pr
+sg_persist -n --out --register --param-sark=0xabc "$dev" || fail "PR register"
+sg_persist -n --in -k "$dev" | grep -qi "0xabc" || fail "key not reported by READ KEYS"
+grep -qi "abc" "$CORE/tcmu0/pr/res_pr_registered_i_pts" ||
+	{ cat "$CORE/tcmu0/pr/res_pr_registered_i_pts"; fail "registration not in LIO's PR state"; }
+sg_persist -n --out --register --param-rk=0xabc --param-sark=0 "$dev" || fail "PR unregister"
+ok "registration held by LIO (core/user_0/tcmu0/pr), not by utgt"
+
 step "data: 24 MiB in 1 MiB writes, 4 KiB writes, read back"
 t0=$SECONDS
 dd if=/dev/urandom of=/tmp/pat bs=1M count=24 status=none
@@ -218,8 +231,8 @@ grep -q "exited cleanly" "$LOG" || fail "utgtd did not exit cleanly"
 step "restart under I/O: SIGTERM while fio reads, a new utgtd resumes the ring"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
 UTGTD_PID=$!
-user_backstore tcmu3 utgt/ram0
-wait_until 10 "utgtd serves tcmu3" grep -q "'tcmu3' served by DEVICE ram0" "$LOG"
+user_backstore tcmu3 utgt/file0 "$FILE_MB" # fileio: asynchronous, so commands are in flight
+wait_until 10 "utgtd serves tcmu3" grep -q "'tcmu3' served by DEVICE file0" "$LOG"
 mkdir -p "$LOOP/tpgt_1/lun/lun_0"
 echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
 ln -s "$CORE/tcmu3" "$LOOP/tpgt_1/lun/lun_0/tcmu3"
@@ -233,10 +246,11 @@ wait_until 20 "reads flowing" eval '[ $(($(blk_ios "$dev") - n0)) -ge 200 ]'
 utgtd_stop
 expect_eq "first utgtd exit status" "$UTGTD_RC" 0
 grep "draining" "$LOG" | tail -1 | sed 's/^/    /'
+grep -q "draining [1-9][0-9]* command" "$LOG" || say "(no command was in flight at SIGTERM this time)"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
 UTGTD_PID=$!
 wait "$fiopid" || fail "fio saw an error across the restart"
-[ "$(grep -c "'tcmu3' served by DEVICE ram0" "$LOG")" -ge 2 ] || fail "second utgtd did not take tcmu3"
+[ "$(grep -c "'tcmu3' served by DEVICE file0" "$LOG")" -ge 2 ] || fail "second utgtd did not take tcmu3"
 ok "drained, exit 0, the second utgtd took over the ring, fio error-free"
 rm "$LOOP/tpgt_1/lun/lun_0/tcmu3"
 rmdir "$LOOP/tpgt_1/lun/lun_0" "$LOOP/tpgt_1" "$LOOP" "$CORE/tcmu3"
