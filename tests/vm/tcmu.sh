@@ -199,6 +199,24 @@ fio_run tcmu_1m --filename="$dev" --direct=1 --ioengine=libaio --rw=write --bs=1
 	--iodepth=4 --size="$FIO_SIZE" --verify=crc32c --do_verify=1 --verify_fatal=1
 ok "fio verify passed ($((SECONDS - t0)) s)"
 
+# With tmr_notification on, LIO queues a TMR entry in the ring for a task management function
+# (it still answers the TMF itself); utgtd logs it and steps over it.
+step "LUN reset (sg_reset -d): LIO answers it, a TMR entry is stepped over, I/O continues"
+tmr=$CORE/tcmu0/attrib/tmr_notification
+[ -w "$tmr" ] && echo 1 >"$tmr"
+(dd if="$dev" of=/dev/null bs=64k count=2000 iflag=direct status=none) &
+rd=$!
+sg_reset -d "$dev" || fail "sg_reset -d"
+wait "$rd" || say "(reads during the reset saw an error: $?)"
+dd if="$dev" of=/dev/null bs=1M count=24 iflag=direct status=none || fail "I/O after the LUN reset"
+kill -0 "$UTGTD_PID" || fail "utgtd died"
+if grep -q "task management notification" "$LOG"; then
+	grep "task management notification" "$LOG" | tail -2 | sed 's/^/    /'
+	ok "TMR entry logged and skipped; I/O continues"
+else
+	ok "I/O continues (no TMR entry queued by this kernel: $([ -e "$tmr" ] && echo "tmr_notification=$(cat "$tmr")" || echo "no tmr_notification attribute"))"
+fi
+
 step "a dev_config naming no DEVICE: refused with a log line, utgtd keeps serving"
 user_backstore tcmu1 utgt/nosuch
 wait_until 10 "the refusal logged" grep -q "has no DEVICE 'nosuch'" "$LOG"

@@ -82,10 +82,12 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	d->nx.max_xfer_bytes = max_xfer; /* VPD B0 must not promise more than LIO takes */
 	d->nx.transport_priv = d;
 	scsi_nexus_register(&d->nx);
-	tgt_log(LOG_INFO, "tcmu %s: ring of %u bytes at %u, data area %zu bytes; %s completion%s",
+	tgt_log(LOG_INFO,
+		"tcmu %s: ring of %u bytes at %u, data area %zu bytes, mailbox flags 0x%x: %s "
+		"completion%s; commands up to %u bytes (0: no limit)",
 		name, d->ring.cmdr_size, d->ring.cmdr_off, size - (size_t)d->ring.data_off,
-		d->ring.oooc ? "out-of-order" : "in-order",
-		d->ring.read_len ? ", read length reported" : "");
+		d->ring.flags, d->ring.oooc ? "out-of-order" : "in-order",
+		d->ring.read_len ? ", read length reported" : "", max_xfer);
 	return d;
 }
 
