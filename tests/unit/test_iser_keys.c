@@ -1,5 +1,6 @@
-/* iSER login keys: what an iSER login answers and declares, what it leaves to the iSCSI engine,
- * and the login failures for malformed or duplicate declarations and RDMAExtensions=No. */
+/* iSER login keys: the Minimum answers to the lengths iscsid sends, MaxOutstandingUnexpectedPDUs,
+ * what is left to the iSCSI engine, the RDMAExtensions offer, and the login failures for
+ * malformed or duplicate values and RDMAExtensions=No. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -41,35 +42,60 @@ TestSuite(iser_keys, .init = setup, .fini = teardown);
 Test(iser_keys, defaults_before_any_key)
 {
 	cr_assert_eq(k.irdsl, 8192);
-	cr_assert_eq(k.mou_init, 0);
+	cr_assert_eq(k.trdsl, 8192);
+	cr_assert_eq(k.mou, 0);
 	cr_assert_eq(k.ext, ISER_EXT_UNSEEN);
 	cr_assert_eq(cfg.trdsl, 8192);
 }
 
-Test(iser_keys, rdma_extensions_yes_is_answered_yes)
-{
-	cr_assert_eq(iser_keys_take(&k, "RDMAExtensions", "Yes", &out, &st), ISER_KEY_TAKEN);
-	cr_assert_str_eq(text(), "RDMAExtensions=Yes;");
-	cr_assert_eq(iser_keys_finish(&k, &out, &st), 0);
-	cr_assert_str_eq(text(), "RDMAExtensions=Yes;TargetRecvDataSegmentLength=8192;"
-				 "MaxOutstandingUnexpectedPDUs=4;");
-	/* declarations go out once */
-	cr_assert_eq(iser_keys_finish(&k, &out, &st), 0);
-	cr_assert_eq(strlen(text()), strlen("RDMAExtensions=Yes;TargetRecvDataSegmentLength=8192;"
-					    "MaxOutstandingUnexpectedPDUs=4;"));
-}
-
-Test(iser_keys, declarations_are_recorded_without_answer)
+/* What open-iscsi's iscsid sends on an iser iface (max_recv_dlength 256 KiB here). */
+Test(iser_keys, iscsid_iser_keys_are_answered_with_the_minimum)
 {
 	cr_assert_eq(iser_keys_take(&k, "InitiatorRecvDataSegmentLength", "262144", &out, &st),
 		     ISER_KEY_TAKEN);
+	cr_assert_eq(iser_keys_take(&k, "TargetRecvDataSegmentLength", "262144", &out, &st),
+		     ISER_KEY_TAKEN);
+	cr_assert_eq(iser_keys_take(&k, "RDMAExtensions", "Yes", &out, &st), ISER_KEY_TAKEN);
+	cr_assert_str_eq(text(), "InitiatorRecvDataSegmentLength=8192;"
+				 "TargetRecvDataSegmentLength=8192;RDMAExtensions=Yes;");
+	cr_assert_eq(k.irdsl, 8192, "bounded by our send buffers");
+	cr_assert_eq(k.trdsl, 8192, "bounded by our receive buffers");
+	cr_assert_eq(iser_keys_finish(&k, &out, &st), 0);
+	cr_assert_str_eq(text(),
+			 "InitiatorRecvDataSegmentLength=8192;"
+			 "TargetRecvDataSegmentLength=8192;RDMAExtensions=Yes;",
+			 "nothing more to offer");
+}
+
+Test(iser_keys, smaller_initiator_values_win)
+{
+	cfg.trdsl = 65536;
+	cfg.max_send_dsl = 65536;
+	cr_assert_eq(iser_keys_take(&k, "InitiatorRecvDataSegmentLength", "0x1000", &out, &st),
+		     ISER_KEY_TAKEN);
+	cr_assert_eq(iser_keys_take(&k, "TargetRecvDataSegmentLength", "512", &out, &st),
+		     ISER_KEY_TAKEN);
+	cr_assert_str_eq(text(), "InitiatorRecvDataSegmentLength=4096;"
+				 "TargetRecvDataSegmentLength=512;");
+	cr_assert_eq(k.irdsl, 4096);
+	cr_assert_eq(k.trdsl, 512);
+}
+
+Test(iser_keys, max_outstanding_unexpected_pdus_min_or_zero)
+{
+	cr_assert_eq(iser_keys_take(&k, "MaxOutstandingUnexpectedPDUs", "8", &out, &st),
+		     ISER_KEY_TAKEN);
+	cr_assert_eq(k.mou, 8, "ours is 0 (no limit): theirs stands");
+	cr_assert_str_eq(text(), "MaxOutstandingUnexpectedPDUs=8;");
+	iser_keys_init(&k, &cfg);
+	cfg.max_unexpected = 4;
 	cr_assert_eq(iser_keys_take(&k, "MaxOutstandingUnexpectedPDUs", "0", &out, &st),
 		     ISER_KEY_TAKEN);
-	cr_assert_eq(iser_keys_take(&k, "TargetRecvDataSegmentLength", "0x2000", &out, &st),
+	cr_assert_eq(k.mou, 4);
+	iser_keys_init(&k, &cfg);
+	cr_assert_eq(iser_keys_take(&k, "MaxOutstandingUnexpectedPDUs", "16", &out, &st),
 		     ISER_KEY_TAKEN);
-	cr_assert_eq(out.len, 0, "declarative keys get no answer");
-	cr_assert_eq(k.irdsl, 262144);
-	cr_assert_eq(k.mou_init, 0);
+	cr_assert_eq(k.mou, 4);
 }
 
 Test(iser_keys, other_keys_go_to_the_iscsi_engine)
@@ -85,8 +111,7 @@ Test(iser_keys, other_keys_go_to_the_iscsi_engine)
 Test(iser_keys, unseen_rdma_extensions_is_offered_then_agreed)
 {
 	cr_assert_eq(iser_keys_finish(&k, &out, &st), 1, "offer pending: do not transit");
-	cr_assert_str_eq(text(), "TargetRecvDataSegmentLength=8192;"
-				 "MaxOutstandingUnexpectedPDUs=4;RDMAExtensions=Yes;");
+	cr_assert_str_eq(text(), "RDMAExtensions=Yes;");
 	cr_assert_eq(iser_keys_finish(&k, &out, &st), 1);
 	size_t before = out.len;
 	cr_assert_eq(iser_keys_take(&k, "RDMAExtensions", "Yes", &out, &st), ISER_KEY_TAKEN);
@@ -133,7 +158,7 @@ Test(iser_keys, duplicates_fail)
 		     ISER_KEY_FAIL);
 }
 
-Test(iser_keys, out_of_range_declarations_fail)
+Test(iser_keys, out_of_range_values_fail)
 {
 	const char *bad[] = {"511", "16777216", "0", "", "12x", "-1", "0xffffffff"};
 
@@ -154,7 +179,7 @@ Test(iser_keys, out_of_range_declarations_fail)
 	iser_keys_init(&k, &cfg);
 	cr_assert_eq(iser_keys_take(&k, "InitiatorRecvDataSegmentLength", "16777215", &out, &st),
 		     ISER_KEY_TAKEN);
-	cr_assert_eq(k.irdsl, 16777215);
+	cr_assert_eq(k.irdsl, 8192, "accepted, answered with our smaller value");
 	cr_assert_eq(iser_keys_take(&k, "MaxOutstandingUnexpectedPDUs", "1", &out, &st),
 		     ISER_KEY_FAIL, "1 is outside 0 | 2..2^32-1");
 	cr_assert_eq(iser_keys_take(&k, "MaxOutstandingUnexpectedPDUs", "4294967296", &out, &st),

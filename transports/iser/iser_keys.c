@@ -8,7 +8,8 @@
 void iser_key_cfg_default(struct iser_key_cfg *c)
 {
 	c->trdsl = ISER_RDSL_DEFAULT;
-	c->max_unexpected = 4; /* what isert keeps: 2 NOP-Out, 1 TMF, 1 Logout/Text at a time */
+	c->max_send_dsl = ISER_RDSL_DEFAULT;
+	c->max_unexpected = 0; /* unexpected PDUs are bounded by the receive buffers anyway */
 }
 
 void iser_keys_init(struct iser_keys *k, const struct iser_key_cfg *cfg)
@@ -17,6 +18,7 @@ void iser_keys_init(struct iser_keys *k, const struct iser_key_cfg *cfg)
 	k->cfg = cfg;
 	k->ext = ISER_EXT_UNSEEN;
 	k->irdsl = ISER_RDSL_DEFAULT;
+	k->trdsl = ISER_RDSL_DEFAULT;
 }
 
 static int fail(uint16_t *status, uint16_t s)
@@ -25,7 +27,7 @@ static int fail(uint16_t *status, uint16_t s)
 	return ISER_KEY_FAIL;
 }
 
-/* A declarative length: 512..2^24-1 (RFC 7145 6.5/6.6). */
+/* A length value: 512..2^24-1 (RFC 7145 6.5/6.6). */
 static bool rdsl_ok(const char *val, uint32_t *out)
 {
 	uint64_t v;
@@ -36,44 +38,64 @@ static bool rdsl_ok(const char *val, uint32_t *out)
 	return true;
 }
 
+static uint32_t min32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Minimum where 0 means "no limit" (MaxOutstandingUnexpectedPDUs). */
+static uint32_t min_or_zero(uint32_t a, uint32_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return min32(a, b);
+}
+
+static int take_rdma_ext(struct iser_keys *k, const char *val, struct iscsit_text *out,
+			 uint16_t *status)
+{
+	if (k->ext == ISER_EXT_YES || k->ext == ISER_EXT_NO)
+		return fail(status, ISCSI_LOGIN_INITIATOR_ERROR); /* duplicate */
+	bool answer = k->ext != ISER_EXT_OFFERED; /* an answer to our offer is not answered */
+	if (!strcmp(val, "Yes")) {
+		k->ext = ISER_EXT_YES;
+	} else if (!strcmp(val, "No")) {
+		k->ext = ISER_EXT_NO;
+	} else {
+		if (!answer)
+			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
+		iscsit_text_add(out, "RDMAExtensions", "Reject");
+		return ISER_KEY_TAKEN;
+	}
+	if (answer)
+		iscsit_text_add(out, "RDMAExtensions", val);
+	return ISER_KEY_TAKEN;
+}
+
 int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct iscsit_text *out,
 		   uint16_t *status)
 {
 	uint32_t n;
 	uint64_t v;
 
-	if (!strcmp(key, "RDMAExtensions")) {
-		if (k->ext == ISER_EXT_YES || k->ext == ISER_EXT_NO)
-			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR); /* duplicate */
-		if (!strcmp(val, "Yes")) {
-			/* An answer to our offer carries no answer of its own. */
-			if (k->ext != ISER_EXT_OFFERED)
-				iscsit_text_add(out, key, "Yes");
-			k->ext = ISER_EXT_YES;
-		} else if (!strcmp(val, "No")) {
-			if (k->ext != ISER_EXT_OFFERED)
-				iscsit_text_add(out, key, "No");
-			k->ext = ISER_EXT_NO;
-		} else {
-			if (k->ext == ISER_EXT_OFFERED)
-				return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
-			iscsit_text_add(out, key, "Reject");
-		}
-		return ISER_KEY_TAKEN;
-	}
+	if (!strcmp(key, "RDMAExtensions"))
+		return take_rdma_ext(k, val, out, status);
 	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
 		if (k->seen_irdsl || !rdsl_ok(val, &n))
 			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
 		k->seen_irdsl = true;
-		k->irdsl = n;
+		k->irdsl = min32(n, k->cfg->max_send_dsl);
+		iscsit_text_addf(out, key, "%u", k->irdsl);
 		return ISER_KEY_TAKEN;
 	}
 	if (!strcmp(key, "TargetRecvDataSegmentLength")) {
-		/* Declared by the target; an initiator sending it gets it checked and ignored (the
-		 * value that counts is our declaration). */
 		if (k->seen_trdsl || !rdsl_ok(val, &n))
 			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
 		k->seen_trdsl = true;
+		k->trdsl = min32(n, k->cfg->trdsl);
+		iscsit_text_addf(out, key, "%u", k->trdsl);
 		return ISER_KEY_TAKEN;
 	}
 	if (!strcmp(key, "MaxOutstandingUnexpectedPDUs")) {
@@ -81,7 +103,8 @@ int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct
 		if (k->seen_mou || !iscsit_parse_num(val, UINT32_MAX, &v) || v == 1)
 			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
 		k->seen_mou = true;
-		k->mou_init = (uint32_t)v;
+		k->mou = min_or_zero((uint32_t)v, k->cfg->max_unexpected);
+		iscsit_text_addf(out, key, "%u", k->mou);
 		return ISER_KEY_TAKEN;
 	}
 	return ISER_KEY_NOT_MINE;
@@ -89,11 +112,6 @@ int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct
 
 int iser_keys_finish(struct iser_keys *k, struct iscsit_text *out, uint16_t *status)
 {
-	if (!k->declared) {
-		iscsit_text_addf(out, "TargetRecvDataSegmentLength", "%u", k->cfg->trdsl);
-		iscsit_text_addf(out, "MaxOutstandingUnexpectedPDUs", "%u", k->cfg->max_unexpected);
-		k->declared = true;
-	}
 	switch (k->ext) {
 	case ISER_EXT_YES:
 		return 0;

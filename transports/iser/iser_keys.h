@@ -2,7 +2,12 @@
  * TargetRecvDataSegmentLength and MaxOutstandingUnexpectedPDUs.  The iSCSI negotiation engine
  * (transports/iscsi/iscsi_params.c) treats them as a TCP target must (RDMAExtensions AND'ed to
  * No, the others Irrelevant); on an iSER connection the login glue hands these four keys to
- * this module instead and the rest to the engine.  Pure: no verbs, no sessions. */
+ * this module instead and the rest to the engine.  Pure: no verbs, no sessions.
+ *
+ * What Linux's iscsid sends on an iSER iface, instead of MaxRecvDataSegmentLength:
+ * InitiatorRecvDataSegmentLength=<its receive size>, TargetRecvDataSegmentLength=<the most it
+ * wants to send>, RDMAExtensions=Yes.  Both lengths are negotiated with the Minimum function
+ * (not declarations), so each gets an answer. */
 #ifndef UTGT_ISER_KEYS_H
 #define UTGT_ISER_KEYS_H
 
@@ -16,8 +21,11 @@
 #define ISER_RDSL_MAX	  0xffffff /* 2^24 - 1 */
 
 struct iser_key_cfg {
-	uint32_t trdsl;		 /* data bytes one of our receive buffers holds after the headers */
-	uint32_t max_unexpected; /* receive buffers kept for NOP-Out/TMF/Logout/Text, declared */
+	/* Data bytes one of our receive buffers holds after the headers; at least the 8192
+	 * default (the transport refuses less), so it never has to be offered. */
+	uint32_t trdsl;
+	uint32_t max_send_dsl;	 /* data bytes one of our send buffers holds after the headers */
+	uint32_t max_unexpected; /* our MaxOutstandingUnexpectedPDUs value, 0 = no limit */
 };
 void iser_key_cfg_default(struct iser_key_cfg *c);
 
@@ -26,9 +34,11 @@ enum iser_rdma_ext { ISER_EXT_UNSEEN, ISER_EXT_OFFERED, ISER_EXT_YES, ISER_EXT_N
 struct iser_keys {
 	const struct iser_key_cfg *cfg;
 	enum iser_rdma_ext ext;
-	uint32_t irdsl;	   /* initiator's receive limit: the most data we put in one SEND */
-	uint32_t mou_init; /* initiator's MaxOutstandingUnexpectedPDUs, 0 = no limit */
-	bool seen_irdsl, seen_trdsl, seen_mou, declared;
+	/* negotiated results (RFC defaults until then) */
+	uint32_t irdsl; /* the most data we put in one SEND to the initiator */
+	uint32_t trdsl; /* the most data the initiator puts in one SEND to us */
+	uint32_t mou;	/* MaxOutstandingUnexpectedPDUs, 0 = no limit */
+	bool seen_irdsl, seen_trdsl, seen_mou;
 };
 void iser_keys_init(struct iser_keys *k, const struct iser_key_cfg *cfg);
 
@@ -41,10 +51,10 @@ void iser_keys_init(struct iser_keys *k, const struct iser_key_cfg *cfg);
 int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct iscsit_text *out,
 		   uint16_t *status);
 
-/* Before the login leaves the operational stage: declare TargetRecvDataSegmentLength and
- * MaxOutstandingUnexpectedPDUs once, offer RDMAExtensions=Yes if the initiator never sent it.
- * Returns 1 when an offer is pending (do not transit yet), 0 when iSER is agreed, -1 (with
- * *status) when the initiator said No: iSER has no TCP fallback on an RDMA connection. */
+/* Before the login leaves the operational stage: offer RDMAExtensions=Yes if the initiator
+ * never mentioned it (the lengths' 8192 defaults suit us).  Returns 1 when an offer is pending (do
+ * not transit yet), 0 when iSER is agreed, -1 (with *status) when the initiator said No: iSER has
+ * no TCP fallback on an RDMA connection. */
 int iser_keys_finish(struct iser_keys *k, struct iscsit_text *out, uint16_t *status);
 
 #endif
