@@ -1,0 +1,95 @@
+/* Internals of the iSER front end shared by its files and unit tests: the verbs layer as iSER
+ * uses it (one table, iser_io, so tests can run connections without an RDMA device, as SRP's
+ * srpt_io does) and one iSER connection. */
+#ifndef UTGT_ISER_INT_H
+#define UTGT_ISER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transports/iser/iser_keys.h"
+#include "transports/iser/iser_proto.h"
+#include "transports/rdma/rdma.h"
+
+struct iser_io {
+	void *(*priv)(const struct rdma_conn *c);
+	void (*set_priv)(struct rdma_conn *c, void *priv);
+	const char *(*name)(const struct rdma_conn *c);
+	void *(*ctx)(struct rdma_conn *c); /* the service's context: a struct iser_srv_ctx */
+	int (*accept)(struct rdma_conn *c, const struct rdma_conn_params *p);
+	void (*reject)(struct rdma_conn *c, const void *priv, uint8_t priv_len);
+	struct rdma_buf *(*send_buf)(struct rdma_conn *c);
+	void (*put_send_buf)(struct rdma_conn *c, struct rdma_buf *b);
+	int (*send)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
+		    struct rdma_op *op);
+	void (*repost)(struct rdma_conn *c, struct rdma_buf *b);
+	void (*disconnect)(struct rdma_conn *c);
+	void (*release)(struct rdma_conn *c);
+};
+extern const struct iser_io *iser_io;
+
+/* Login PDUs carry at most 8 KiB of data (ib_iser's login buffers). */
+#define ISER_LOGIN_DSL 8192
+
+struct iser_conn_cfg {
+	struct iser_key_cfg keys;
+	uint32_t queue_depth; /* commands in flight per connection (the CmdSN window) */
+	uint32_t unexpected;  /* extra receive buffers for NOP-Out, TMF, Logout, Text */
+};
+void iser_conn_cfg_default(struct iser_conn_cfg *c);
+
+struct iser_conn;
+
+/* What sits on top of a connection (the iSCSI session glue). */
+struct iser_upper {
+	/* A checked PDU: bhs points at the 48-byte BHS, data at dsl bytes of data segment (AHS,
+	 * if any, between them).  The upper layer owns b until iser_conn_repost(). */
+	void (*pdu)(struct iser_conn *ic, const struct iser_hdr *h, const uint8_t *bhs,
+		    const uint8_t *data, uint32_t dsl, struct rdma_buf *b);
+	/* The connection is down: nothing more can be sent; finish, then it is freed. */
+	void (*down)(struct iser_conn *ic);
+};
+
+/* rdma_srv context of the iSER service. */
+struct iser_srv_ctx {
+	struct iser_conn_cfg cfg;
+	const struct iser_upper *up;
+	void *up_ctx;
+};
+
+enum iser_conn_state {
+	ISER_CONN_LOGIN,   /* accepted: only Login Requests */
+	ISER_CONN_FFP,	   /* full feature phase */
+	ISER_CONN_CLOSING, /* dropped or logging out: input is discarded */
+};
+
+struct iser_conn {
+	struct rdma_conn *c;
+	struct iser_srv_ctx *ctx;
+	enum iser_conn_state state;
+	struct iser_cm_req cm;
+	uint32_t recv_dsl; /* the most data we accept in one SEND (login: 8 KiB; FFP: TRDSL) */
+	uint32_t send_dsl; /* the most data we put in one SEND (login: 8 KiB; FFP: IRDSL) */
+	uint64_t rx_pdus, tx_pdus;
+	const char *why; /* why the connection was dropped, for the log (NULL: it was not) */
+	char why_buf[128];
+	void *up_priv; /* the upper layer's */
+};
+
+/* The connection's rdma_conn_ops (request/established/recv/down). */
+extern const struct rdma_conn_ops iser_conn_ops;
+
+/* The RDMA connection parameters and REP private data iSER accepts with. */
+void iser_conn_params(const struct iser_conn_cfg *cfg, struct rdma_conn_params *p,
+		      uint8_t rep[ISER_CM_HDR_LEN]);
+/* Send one PDU: iSER header, the 48-byte BHS, dsl bytes of data.  0, -EMSGSIZE (data over
+ * the negotiated limit), -EAGAIN (no send buffer or send queue full), -ENOTCONN. */
+int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *data, uint32_t dsl);
+/* Give a received buffer back. */
+void iser_conn_repost(struct iser_conn *ic, struct rdma_buf *b);
+/* Login done: the negotiated lengths take effect. */
+void iser_conn_enter_ffp(struct iser_conn *ic, const struct iser_keys *k);
+/* Protocol error or end: log why, discard further input, disconnect. */
+void iser_conn_drop(struct iser_conn *ic, const char *why);
+
+#endif
