@@ -56,21 +56,17 @@ static uint32_t min_or_zero(uint32_t a, uint32_t b)
 static int take_rdma_ext(struct iser_keys *k, const char *val, struct iscsit_text *out,
 			 uint16_t *status)
 {
-	if (k->ext == ISER_EXT_YES || k->ext == ISER_EXT_NO)
+	if (k->ext != ISER_EXT_UNSEEN)
 		return fail(status, ISCSI_LOGIN_INITIATOR_ERROR); /* duplicate */
-	bool answer = k->ext != ISER_EXT_OFFERED; /* an answer to our offer is not answered */
 	if (!strcmp(val, "Yes")) {
 		k->ext = ISER_EXT_YES;
 	} else if (!strcmp(val, "No")) {
 		k->ext = ISER_EXT_NO;
 	} else {
-		if (!answer)
-			return fail(status, ISCSI_LOGIN_INITIATOR_ERROR);
 		iscsit_text_add(out, "RDMAExtensions", "Reject");
 		return ISER_KEY_TAKEN;
 	}
-	if (answer)
-		iscsit_text_add(out, "RDMAExtensions", val);
+	iscsit_text_add(out, "RDMAExtensions", val);
 	return ISER_KEY_TAKEN;
 }
 
@@ -112,18 +108,9 @@ int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct
 
 int iser_keys_finish(struct iser_keys *k, struct iscsit_text *out, uint16_t *status)
 {
-	switch (k->ext) {
-	case ISER_EXT_YES:
+	(void)out;
+	if (k->ext != ISER_EXT_NO)
 		return 0;
-	case ISER_EXT_UNSEEN:
-		iscsit_text_add(out, "RDMAExtensions", "Yes");
-		k->ext = ISER_EXT_OFFERED;
-		return 1;
-	case ISER_EXT_OFFERED:
-		return 1;
-	case ISER_EXT_NO:
-		break;
-	}
 	*status = ISCSI_LOGIN_INITIATOR_ERROR;
 	return -1;
 }

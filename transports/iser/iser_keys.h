@@ -29,7 +29,7 @@ struct iser_key_cfg {
 };
 void iser_key_cfg_default(struct iser_key_cfg *c);
 
-enum iser_rdma_ext { ISER_EXT_UNSEEN, ISER_EXT_OFFERED, ISER_EXT_YES, ISER_EXT_NO };
+enum iser_rdma_ext { ISER_EXT_UNSEEN, ISER_EXT_YES, ISER_EXT_NO };
 
 struct iser_keys {
 	const struct iser_key_cfg *cfg;
@@ -51,10 +51,11 @@ void iser_keys_init(struct iser_keys *k, const struct iser_key_cfg *cfg);
 int iser_keys_take(struct iser_keys *k, const char *key, const char *val, struct iscsit_text *out,
 		   uint16_t *status);
 
-/* Before the login leaves the operational stage: offer RDMAExtensions=Yes if the initiator
- * never mentioned it (the lengths' 8192 defaults suit us).  Returns 1 when an offer is pending (do
- * not transit yet), 0 when iSER is agreed, -1 (with *status) when the initiator said No: iSER has
- * no TCP fallback on an RDMA connection. */
+/* Before the login leaves the operational stage.  Returns 0, or -1 (with *status) when the
+ * initiator said RDMAExtensions=No: iSER has no TCP fallback on an RDMA connection.  Never
+ * mentioned is accepted without an offer: open-iscsi leaves the key out of discovery sessions
+ * over iSER (and answers offers it does not expect by failing the login); the connection
+ * speaks iSER framing either way. */
 int iser_keys_finish(struct iser_keys *k, struct iscsit_text *out, uint16_t *status);
 
 #endif
