@@ -1,4 +1,4 @@
-# utgt — top-level build.  `make` builds build/utgtd and build/utgt-bench.
+# utgt — top-level build.  `make` builds build/utgtd, build/utgtadm and build/utgt-bench.
 # Sources are discovered by directory so adding a file needs no Makefile edit.
 
 CC       ?= cc
@@ -13,7 +13,7 @@ TEST_LIBS  := -lcriterion
 
 # Everything but program entry points goes into libutgt.a, so unit tests link the same objects.
 CORE_SRCS  := $(wildcard scsi/*.c scsi/backstore/*.c target/*.c transports/*/*.c)
-CORE_MAINS := target/utgtd_main.c
+CORE_MAINS := target/utgtd_main.c target/utgtadm_main.c
 CORE_LIB_SRCS := $(filter-out $(CORE_MAINS),$(CORE_SRCS))
 BENCH_SRCS := $(wildcard initiator/*.c)
 BENCH_MAINS := initiator/bench_main.c
@@ -29,7 +29,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 .SECONDARY:
 
 .PHONY: all deps test unit asan asan-unit demo clean format fuzz conformance integration bench vm-image vmtest lab lab-quick
-all: $(BUILD)/utgtd $(BUILD)/utgt-bench
+all: $(BUILD)/utgtd $(BUILD)/utgt-bench $(BUILD)/utgtadm
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -47,8 +47,12 @@ $(BENCH_LIB): $(call obj,$(BENCH_LIB_SRCS))
 # silently drop out of a build and tests link exactly what the daemon runs.
 WHOLE = -Wl,--whole-archive $(1) -Wl,--no-whole-archive
 
-$(BUILD)/utgtd: $(call obj,$(CORE_MAINS)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CORE_MAINS)) $(call WHOLE,$(CORE_LIB)) $(LIBS)
+$(BUILD)/utgtd: $(call obj,target/utgtd_main.c) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,target/utgtd_main.c) $(call WHOLE,$(CORE_LIB)) $(LIBS)
+
+# The admin client needs only the few library objects it calls (no whole archive).
+$(BUILD)/utgtadm: $(call obj,target/utgtadm_main.c) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,target/utgtadm_main.c) $(CORE_LIB) $(LIBS)
 
 $(BUILD)/utgt-bench: $(call obj,$(BENCH_MAINS)) $(BENCH_LIB) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(BENCH_MAINS)) $(call WHOLE,$(BENCH_LIB) $(CORE_LIB)) $(BENCH_LIBS) $(LIBS)

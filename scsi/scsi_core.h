@@ -29,6 +29,12 @@ enum {
  * scsi_core_init(). */
 void scsi_core_lazy_init(void);
 
+/* ---- counters (scsi_stats.c) ---- */
+/* A command completed (status, data_len final): count it on its nexus and its LU. */
+void scsi_stats_task_done(const struct scsi_task *t);
+/* A nexus registered (+1) / unregistered (-1): each LU it addresses counts it. */
+void scsi_stats_nexus_luns(const struct scsi_nexus *nx, int delta);
+
 /* ---- task set (scsi_taskset.c) ---- */
 /* Enter t into its LU's task set.  Returns true when t may run now; false when it waits (it is
  * run later through scsi_exec_enabled() when its turn comes, or completed as aborted). */

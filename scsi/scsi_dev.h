@@ -110,6 +110,7 @@ struct scsi_dev {
 	struct scsi_pr *pr;
 	struct scsi_rangelock *rl;
 	struct scsi_xcopy *xc;
+	struct scsi_io_stats stats; /* relaxed atomics, see scsi_task.h */
 };
 
 /* Build a device from an SCST handler name and its attributes.  Reports unknown or bad

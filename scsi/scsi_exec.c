@@ -74,6 +74,7 @@ static void finish(struct scsi_task *t, enum scsi_sr sr, bool aborted, bool tas)
 	scsi_resid_compute(t, i->status == SAM_STAT_GOOD || i->status == SAM_STAT_CONDITION_MET);
 	/* Aborted: the transport sends nothing, unless TAS asks for the TASK ABORTED status. */
 	t->aborted = aborted && !tas;
+	scsi_stats_task_done(t);
 }
 
 void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr)
@@ -280,6 +281,7 @@ static uint64_t next_nexus_id;
 void scsi_nexus_register(struct scsi_nexus *nx)
 {
 	nx->id = __atomic_add_fetch(&next_nexus_id, 1, __ATOMIC_RELAXED);
+	scsi_stats_nexus_luns(nx, +1);
 	scsi_core_lazy_init();
 }
 
@@ -287,6 +289,7 @@ void scsi_nexus_register(struct scsi_nexus *nx)
  * outlive the nexus; a medium removal prevention and an SPC-2 reservation do not. */
 void scsi_nexus_unregister(struct scsi_nexus *nx)
 {
+	scsi_stats_nexus_luns(nx, -1);
 	for (unsigned i = 0; nx->luns && i < nx->luns->n; i++) {
 		struct scsi_dev *dev = nx->luns->e[i].dev;
 		if (!dev)

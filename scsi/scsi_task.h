@@ -51,6 +51,19 @@ struct scsi_cmd_desc;
 struct scsi_dev;
 struct scsi_tmf_watch;
 
+/* Counters the core keeps per I_T nexus and per LU, for the admin socket (`utgtadm show`).
+ * Updated with relaxed atomic adds when a command completes (scsi_stats.c), never under a
+ * lock; a reader takes each field with a relaxed load, so a snapshot may be a few commands
+ * apart between fields but never torn. */
+struct scsi_io_stats {
+	uint64_t cmds;                     /* commands completed, any status */
+	uint64_t read_cmds, write_cmds;    /* nexus: data-in / data-out commands; LU: media ones */
+	uint64_t read_bytes, write_bytes;  /* data moved to / from the initiator */
+	uint64_t errors;                   /* completed with CHECK CONDITION */
+	uint64_t tmfs;                     /* task management functions received */
+	uint64_t nexuses;                  /* LU only: registered nexuses that address it */
+};
+
 /* An I_T nexus: one initiator port talking to one target port.  The transport creates it at
  * login, registers it with scsi_nexus_register() and unregisters it (after every task it
  * submitted has completed) at logout.  PR registrations and UNIT ATTENTIONs are keyed on the
@@ -66,7 +79,15 @@ struct scsi_nexus {
 	const struct scsi_lun_table *luns;     /* LUs this nexus may address, resolved by ACL */
 	uint32_t max_xfer_bytes;               /* most one command's data may be; 0: no own limit */
 	void *transport_priv;
+	struct scsi_io_stats stats;            /* kept by the core; transports only read them */
 };
+
+/* A snapshot of live counters (relaxed loads), and the sum of several (admin totals). */
+void scsi_io_stats_read(const struct scsi_io_stats *live, struct scsi_io_stats *out);
+void scsi_io_stats_sum(struct scsi_io_stats *acc, const struct scsi_io_stats *add);
+/* A transport received a task management function on nx: counted here whether the transport
+ * answers it itself (a task the core never saw) or through scsi_tmf_execute(). */
+void scsi_nexus_count_tmf(struct scsi_nexus *nx);
 
 struct scsi_task {
 	/* ---- filled by the transport ---- */

@@ -155,6 +155,9 @@ bool tgt_wildcard_match(const char *pattern, const char *name);
  * Attributes in neither list, nor generic (enabled, rel_tgt_id, comment), nor known to SCST's
  * kernel, are config errors; SCST-only ones are warnings.  start() is called once per enabled
  * driver with the whole config; it serves the driver's enabled targets. */
+struct tgt_json;
+struct scsi_io_stats;
+
 struct tgt_transport {
 	const char *driver;		 /* "iscsi" */
 	const char *const *driver_attrs; /* accepted driver-level attributes, NULL-terminated */
@@ -164,6 +167,12 @@ struct tgt_transport {
 	int (*start)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
 		     size_t errlen);
 	void (*stop)(void); /* drain in-flight I/O and close every connection */
+	/* Admin socket `show sessions` (target/admin.h): append one JSON object per live session
+	 * of drv to the array j is in, adding each session's counters to total.  Called on the
+	 * admin thread between start() and stop(): it may take the transport's login/logout
+	 * locks, never one of the I/O path.  NULL: this transport lists no sessions. */
+	void (*show_sessions)(const struct tgt_driver *drv, struct tgt_json *j,
+			      struct scsi_io_stats *total);
 };
 const struct tgt_transport *tgt_transport_find(const char *driver);
 /* Whether utgt serves this TARGET_DRIVER name at all (built or not). */

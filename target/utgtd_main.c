@@ -7,8 +7,9 @@
  *   utgtd [-f] -c FILE             run (daemon unless -f); SIGTERM/SIGINT: stop the
  *                                  transports (they drain in-flight I/O), flush every LU, exit
  *
- * Signals are blocked in every thread and read from a signalfd in the main loop, which is also
- * where an admin socket will plug in (one more fd in the poll set). */
+ * Signals are blocked in every thread and read from a signalfd in the main loop.  The admin
+ * socket (--admin-socket, target/admin_srv.c, docs/admin.md) is served by a thread of its own
+ * from the moment the transports are up until the shutdown begins. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,11 +23,13 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scsi/backstore/backstore.h"
 #include "scsi/scsi_dev.h"
 #include "scsi/scsi_task.h"
+#include "target/admin.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
 
@@ -45,6 +48,7 @@ struct opts {
 	const char *pid_file;
 	unsigned workers;
 	const char *state_dir;
+	const char *admin_socket; /* NULL: <state-dir>/utgtd.sock; "none": no socket */
 };
 
 static void usage(FILE *out)
@@ -61,6 +65,8 @@ static void usage(FILE *out)
 	    "  -w, --workers N       SCSI core worker threads (default %d)\n"
 	    "  -s, --state-dir DIR   persistent state (APTPL reservations in DIR/pr)\n"
 	    "                        (default " DEFAULT_STATE_DIR ")\n"
+	    "      --admin-socket PATH  Unix socket utgtadm talks to (default\n"
+	    "                        <state-dir>/utgtd.sock; 'none' turns it off)\n"
 	    "  -V, --version         print the version\n"
 	    "  -h, --help            this help\n"
 	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
@@ -74,7 +80,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"foreground", no_argument, NULL, 'f'},    {"pid-file", required_argument, NULL, 'p'},
 	    {"workers", required_argument, NULL, 'w'}, {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},	       {"state-dir", required_argument, NULL, 's'},
-	    {"show-srp-login", no_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
+	    {"show-srp-login", no_argument, NULL, 'S'}, {"admin-socket", required_argument, NULL, 'A'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	uint64_t v;
@@ -85,6 +92,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 's':
 			o->state_dir = optarg;
+			break;
+		case 'A':
+			if (!optarg[0]) {
+				fprintf(stderr, "utgtd: --admin-socket wants a path or 'none'\n");
+				return 1;
+			}
+			o->admin_socket = optarg;
 			break;
 		case 'c':
 			o->config = optarg;
@@ -279,6 +293,7 @@ static int write_pid_file(const char *path, char *abs, size_t abslen)
 
 struct running {
 	const struct tgt_transport *started[16];
+	const struct tgt_driver *drivers[16];
 	const char *names[16];
 	unsigned nstarted;
 };
@@ -320,6 +335,7 @@ static int start_transports(const struct tgt_config *cfg, struct running *r)
 			return -1;
 		}
 		r->started[r->nstarted] = drv->transport;
+		r->drivers[r->nstarted] = drv;
 		r->names[r->nstarted++] = drv->name;
 		tgt_log(LOG_INFO, "driver %s: started (%u target(s))", drv->name, drv->ntargets);
 	}
@@ -394,8 +410,33 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir)
 				 sizeof(cfg->devices[i].dev->p.pr_file_dir), "%s", dir);
 }
 
+/* Bind the admin socket early, so a second utgtd on it stops before opening anything. */
+static struct admin_srv *open_admin(const struct opts *o)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128];
+	struct admin_srv *s;
+
+	if (o->admin_socket) {
+		snprintf(path, sizeof(path), "%s", o->admin_socket);
+	} else {
+		if ((size_t)snprintf(path, sizeof(path), "%s/utgtd.sock", o->state_dir) >=
+		    sizeof(path)) {
+			tgt_log(LOG_ERR, "state dir %s: path too long", o->state_dir);
+			return NULL;
+		}
+		if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST)
+			tgt_log(LOG_WARNING, "state dir %s: %s", o->state_dir, strerror(errno));
+	}
+	s = admin_srv_open(path, err, sizeof(err));
+	if (!s)
+		tgt_log(LOG_ERR, "%s (--admin-socket PATH or none)", err);
+	return s;
+}
+
 static int run_daemon(const struct opts *o)
 {
+	struct admin_srv *admin = NULL;
+	struct admin_info ai = {0};
 	struct diag d = {.file = o->config};
 	struct running r = {0};
 	struct tgt_config *cfg = NULL;
@@ -413,6 +454,8 @@ static int run_daemon(const struct opts *o)
 	}
 	/* before opening anything: a second daemon on the same pid file stops here */
 	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
+		goto out;
+	if (!(o->admin_socket && !strcmp(o->admin_socket, "none")) && !(admin = open_admin(o)))
 		goto out;
 	/* Blocked before any thread exists (opening a fileio device starts its io_uring reaper),
 	 * so every thread inherits the mask and SIGTERM reaches only the signalfd below. */
@@ -439,6 +482,19 @@ static int run_daemon(const struct opts *o)
 	core = true;
 	if (start_transports(cfg, &r) != 0)
 		goto out;
+	ai = (struct admin_info){.cfg = cfg,
+				 .version = UTGTD_VERSION,
+				 .started = time(NULL),
+				 .drivers = r.drivers,
+				 .ndrivers = r.nstarted};
+	if (admin) {
+		char err[256];
+		if (admin_srv_serve(admin, &ai, err, sizeof(err)) != 0) {
+			tgt_log(LOG_ERR, "%s", err);
+			goto out;
+		}
+		tgt_log(LOG_INFO, "admin socket %s", admin_srv_path(admin));
+	}
 	tgt_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGTD_VERSION,
 		o->config, cfg->ndevices, count_targets(cfg));
 	if (ready >= 0) {
@@ -456,9 +512,12 @@ static int run_daemon(const struct opts *o)
 		report_ready(&ready, true);
 	}
 	main_loop(sfd);
+	admin_srv_stop(admin); /* before the transports: it reads their session tables */
+	admin = NULL;
 	stop_transports(&r); /* no new commands, in-flight ones completed */
 	rc = flush_devices(cfg) == 0 ? 0 : 1;
 out:
+	admin_srv_stop(admin);
 	stop_transports(&r);
 	if (core)
 		scsi_core_shutdown();

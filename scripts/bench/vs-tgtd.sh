@@ -71,7 +71,7 @@ TARGET_DRIVER iscsi {
 	}
 }
 EOF
-"$UTGTD" -f -c "$W/utgtd.conf" >"$W/utgtd.log" 2>&1 &
+"$UTGTD" -f -c "$W/utgtd.conf" --admin-socket "$W/utgtd.sock" >"$W/utgtd.log" 2>&1 &
 UPID=$!
 truncate -s ${SIZE_MB}M "$SHM"
 mkdir -p /var/run/tgtd

@@ -136,7 +136,7 @@ TARGET_DRIVER iscsi {
 }
 EOF
 
-"$UTGTD" -f -c "$WORK/utgtd.conf" >"$WORK/utgtd.log" 2>&1 &
+"$UTGTD" -f -c "$WORK/utgtd.conf" --admin-socket "$WORK/utgtd.sock" >"$WORK/utgtd.log" 2>&1 &
 PID=$!
 for _ in $(seq 100); do
 	grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log" 2>/dev/null && break

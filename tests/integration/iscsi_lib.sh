@@ -39,14 +39,15 @@ for p in range(int(sys.argv[1]), 65000):
 PY
 }
 
-# start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG; @PORT@ in the text is replaced
+# start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG, UT_SOCK; @PORT@ in the text is replaced
 start_utgtd() {
 	UT_DIR=$(mktemp -d /tmp/utgt-it.XXXXXX)
 	ILIB_DIRS+=("$UT_DIR")
 	UT_PORT=$(free_port $((20000 + ($$ * 7 + ${#ILIB_PIDS[@]} * 13) % 20000)))
 	printf '%s\n' "$1" | sed "s|@PORT@|$UT_PORT|g; s|@DIR@|$UT_DIR|g" >"$UT_DIR/utgtd.conf"
 	UT_LOG=$UT_DIR/utgtd.log
-	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" >"$UT_LOG" 2>&1 &
+	UT_SOCK=$UT_DIR/utgtd.sock # own admin socket: tests run side by side
+	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_LOG" 2>&1 &
 	UT_PID=$!
 	ILIB_PIDS+=("$UT_PID")
 	for _ in $(seq 100); do

@@ -484,5 +484,9 @@ const char *iscsit_chap_name(const struct iscsit_chap *ch); /* authenticated use
 int iscsit_auth_parse(struct iscsit_auth *a, const struct tgt_attrs *as, struct diag *d);
 void iscsit_auth_free(struct iscsit_auth *a);
 extern struct iscsit_ctx *iscsit_global;
+/* iscsi_show.c: the admin socket's session listing (struct tgt_transport show_sessions). */
+struct tgt_json;
+void iscsit_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
+			  struct scsi_io_stats *total);
 
 #endif

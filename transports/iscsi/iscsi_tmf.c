@@ -137,6 +137,7 @@ int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		iscsit_send_reject(c, h, ISCSI_REJECT_PROTOCOL);
 		return RX_CB_OK;
 	}
+	scsi_nexus_count_tmf(&s->nexus); /* the admin socket's task_mgmt counter */
 	switch (func) {
 	case ISCSI_TMF_ABORT_TASK:
 		fn = SCSI_TMF_ABORT_TASK;

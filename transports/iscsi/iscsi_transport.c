@@ -412,4 +412,5 @@ const struct tgt_transport iscsi_transport = {
     .validate = iscsit_validate,
     .start = iscsit_start,
     .stop = iscsit_stop,
+    .show_sessions = iscsit_show_sessions,
 };

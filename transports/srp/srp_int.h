@@ -137,6 +137,10 @@ struct srpt_ch {
 };
 
 extern struct srpt_ctx *srpt_global;
+/* srp_admin.c: the admin socket's session listing (struct tgt_transport show_sessions). */
+struct tgt_json;
+void srpt_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
+			struct scsi_io_stats *total);
 
 /* The verbs layer's connection calls, as the SRP code makes them (srp_io.c): the real ones, or
  * a test's stand-ins. */

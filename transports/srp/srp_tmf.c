@@ -105,6 +105,8 @@ void srpt_tmf_start(struct srpt_ch *ch, struct srpt_req *r)
 	enum scsi_tmf_fn fn;
 
 	r->is_tmf = true;
+	if (ch->nexus)
+		scsi_nexus_count_tmf(&ch->nexus->nx); /* the admin socket's task_mgmt counter */
 	if (srp_parse_tsk_mgmt(r->iu->data, r->iu_len, &tm)) {
 		memcpy(r->cmd.tag.b, r->iu->data + SRP_TAG_OFF, 8);
 		r->tmf_code = SRP_RSP_CODE_FIELDS_INVALID;

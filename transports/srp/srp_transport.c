@@ -280,4 +280,5 @@ const struct tgt_transport srpt_transport = {
     .validate = srpt_validate,
     .start = srpt_start,
     .stop = srpt_stop,
+    .show_sessions = srpt_show_sessions,
 };

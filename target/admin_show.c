@@ -1,0 +1,207 @@
+/* Answers of the admin socket.  Targets, devices and version come from the configuration the
+ * daemon runs (immutable while it runs) and the core's relaxed counters; sessions come from
+ * each started transport's show_sessions op, so this file never includes a transport header. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scsi/scsi_dev.h"
+#include "target/admin.h"
+
+void admin_error(struct tgt_json *j, const char *msg)
+{
+	tgt_json_obj(j, NULL);
+	tgt_json_bool(j, "ok", false);
+	tgt_json_str(j, "error", msg);
+	tgt_json_end_obj(j);
+}
+
+void admin_json_counters(struct tgt_json *j, const char *key, const struct scsi_io_stats *s,
+			 bool lu)
+{
+	tgt_json_obj(j, key);
+	tgt_json_u64(j, "commands", s->cmds);
+	tgt_json_u64(j, "read_commands", s->read_cmds);
+	tgt_json_u64(j, "write_commands", s->write_cmds);
+	tgt_json_u64(j, "bytes_read", s->read_bytes);
+	tgt_json_u64(j, "bytes_written", s->write_bytes);
+	tgt_json_u64(j, "errors", s->errors);
+	if (!lu)
+		tgt_json_u64(j, "task_mgmt", s->tmfs);
+	tgt_json_end_obj(j);
+}
+
+void admin_json_nexus(struct tgt_json *j, const struct scsi_nexus *nx, struct scsi_io_stats *total)
+{
+	struct scsi_io_stats s;
+
+	scsi_io_stats_read(&nx->stats, &s);
+	tgt_json_str(j, "initiator", nx->initiator_name);
+	tgt_json_str(j, "initiator_port", nx->initiator_port);
+	tgt_json_str(j, "target", nx->target_name);
+	tgt_json_str(j, "target_port", nx->target_port);
+	tgt_json_u64(j, "rel_tgt_id", nx->rel_tgt_id);
+	tgt_json_u64(j, "nexus_id", nx->id);
+	tgt_json_u64(j, "luns", nx->luns ? nx->luns->n : 0);
+	admin_json_counters(j, "counters", &s, false);
+	if (total)
+		scsi_io_stats_sum(total, &s);
+}
+
+static void begin_ok(struct tgt_json *j)
+{
+	tgt_json_obj(j, NULL);
+	tgt_json_bool(j, "ok", true);
+}
+
+static void attr_list(struct tgt_json *j, const char *key, const struct tgt_attrs *as,
+		      const char *name)
+{
+	const char *v[64];
+	unsigned n = tgt_attr_get_all(as, name, v, 64);
+
+	tgt_json_arr(j, key);
+	for (unsigned i = 0; i < n && i < 64; i++)
+		tgt_json_str(j, NULL, v[i]);
+	tgt_json_end_arr(j);
+}
+
+static void luns(struct tgt_json *j, const struct tgt_lun *l, unsigned n)
+{
+	tgt_json_arr(j, "luns");
+	for (unsigned i = 0; i < n; i++) {
+		tgt_json_obj(j, NULL);
+		tgt_json_u64(j, "lun", l[i].lun);
+		tgt_json_str(j, "device", l[i].device);
+		tgt_json_bool(j, "read_only", l[i].read_only);
+		tgt_json_end_obj(j);
+	}
+	tgt_json_end_arr(j);
+}
+
+static bool started(const struct admin_info *ai, const struct tgt_driver *d)
+{
+	for (unsigned i = 0; i < ai->ndrivers; i++)
+		if (ai->drivers[i] == d)
+			return true;
+	return false;
+}
+
+static void show_targets(const struct admin_info *ai, struct tgt_json *j)
+{
+	const struct tgt_config *cfg = ai->cfg;
+
+	tgt_json_arr(j, "drivers");
+	for (unsigned i = 0; i < cfg->ndrivers; i++) {
+		const struct tgt_driver *d = &cfg->drivers[i];
+		tgt_json_obj(j, NULL);
+		tgt_json_str(j, "name", d->name);
+		tgt_json_bool(j, "enabled", d->enabled);
+		tgt_json_bool(j, "running", started(ai, d));
+		attr_list(j, "portals", &d->attrs, "listen");
+		tgt_json_arr(j, "targets");
+		for (unsigned k = 0; k < d->ntargets; k++) {
+			const struct tgt_target *t = &d->targets[k];
+			tgt_json_obj(j, NULL);
+			tgt_json_str(j, "name", t->name);
+			tgt_json_bool(j, "enabled", t->enabled);
+			tgt_json_u64(j, "rel_tgt_id", t->rel_tgt_id);
+			attr_list(j, "allowed_portals", &t->attrs, "allowed_portal");
+			luns(j, t->luns, t->nluns);
+			tgt_json_arr(j, "groups");
+			for (unsigned g = 0; g < t->ngroups; g++) {
+				const struct tgt_group *gr = &t->groups[g];
+				tgt_json_obj(j, NULL);
+				tgt_json_str(j, "name", gr->name);
+				tgt_json_arr(j, "initiators");
+				for (unsigned x = 0; x < gr->ninitiators; x++)
+					tgt_json_str(j, NULL, gr->initiators[x]);
+				tgt_json_end_arr(j);
+				luns(j, gr->luns, gr->nluns);
+				tgt_json_end_obj(j);
+			}
+			tgt_json_end_arr(j);
+			tgt_json_end_obj(j);
+		}
+		tgt_json_end_arr(j);
+		tgt_json_end_obj(j);
+	}
+	tgt_json_end_arr(j);
+}
+
+static void show_devices(const struct admin_info *ai, struct tgt_json *j)
+{
+	const struct tgt_config *cfg = ai->cfg;
+	struct scsi_io_stats total = {0};
+
+	tgt_json_arr(j, "devices");
+	for (unsigned i = 0; i < cfg->ndevices; i++) {
+		const struct tgt_device *d = &cfg->devices[i];
+		const struct scsi_dev *dev = d->dev;
+		struct scsi_io_stats s = {0};
+
+		tgt_json_obj(j, NULL);
+		tgt_json_str(j, "name", d->name);
+		tgt_json_str(j, "handler", d->handler);
+		tgt_json_str(j, "filename", tgt_attr_get(&d->attrs, "filename"));
+		tgt_json_bool(j, "open", dev && dev->open);
+		if (dev && dev->open) {
+			/* block_size and nr_blocks are set once at open, before any thread reads */
+			tgt_json_u64(j, "size", dev->nr_blocks * dev->block_size);
+			tgt_json_u64(j, "block_size", dev->block_size);
+			scsi_io_stats_read(&dev->stats, &s);
+		}
+		tgt_json_u64(j, "sessions", s.nexuses);
+		admin_json_counters(j, "counters", &s, true);
+		scsi_io_stats_sum(&total, &s);
+		tgt_json_end_obj(j);
+	}
+	tgt_json_end_arr(j);
+	admin_json_counters(j, "totals", &total, true);
+}
+
+static void show_sessions(const struct admin_info *ai, struct tgt_json *j)
+{
+	struct scsi_io_stats total = {0};
+
+	tgt_json_arr(j, "sessions");
+	for (unsigned i = 0; i < ai->ndrivers; i++) {
+		const struct tgt_driver *d = ai->drivers[i];
+		if (d->transport && d->transport->show_sessions)
+			d->transport->show_sessions(d, j, &total);
+	}
+	tgt_json_end_arr(j);
+	admin_json_counters(j, "totals", &total, false);
+}
+
+void admin_answer(const struct admin_info *ai, enum admin_cmd cmd, struct tgt_json *j)
+{
+	begin_ok(j);
+	switch (cmd) {
+	case ADMIN_SHOW_TARGETS:
+		show_targets(ai, j);
+		break;
+	case ADMIN_SHOW_SESSIONS:
+		show_sessions(ai, j);
+		break;
+	case ADMIN_SHOW_DEVICES:
+		show_devices(ai, j);
+		break;
+	case ADMIN_VERSION:
+		tgt_json_str(j, "version", ai->version);
+		tgt_json_u64(j, "pid", (uint64_t)getpid());
+		tgt_json_u64(j, "uptime_s", (uint64_t)(time(NULL) - ai->started));
+		tgt_json_str(j, "config", ai->cfg->path);
+		break;
+	case ADMIN_HELP:
+		tgt_json_arr(j, "commands");
+		tgt_json_str(j, NULL, "show targets");
+		tgt_json_str(j, NULL, "show sessions");
+		tgt_json_str(j, NULL, "show devices");
+		tgt_json_str(j, NULL, "version");
+		tgt_json_str(j, NULL, "help");
+		tgt_json_end_arr(j);
+		break;
+	}
+	tgt_json_end_obj(j);
+}

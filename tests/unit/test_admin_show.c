@@ -1,0 +1,198 @@
+/* The admin socket's answers (admin_show.c): targets and devices from a loaded configuration,
+ * sessions from a transport's show_sessions op, totals summed over them. */
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "target/admin.h"
+#include "target/tgt_jread.h"
+#include "tests/unit/conf_test_util.h"
+
+static const char conf[] = "HANDLER ramdisk {\n"
+			   "	DEVICE rd0 {\n"
+			   "		size_mb 4\n"
+			   "	}\n"
+			   "	DEVICE rd1 {\n"
+			   "		size_mb 1\n"
+			   "	}\n"
+			   "}\n"
+			   "TARGET_DRIVER iscsi {\n"
+			   "	listen 127.0.0.1:3260\n"
+			   "	listen 127.0.0.2:3260\n"
+			   "	TARGET iqn.2026-12.org.utgt:show {\n"
+			   "		enabled 1\n"
+			   "		allowed_portal 127.0.0.1\n"
+			   "		LUN 0 rd0\n"
+			   "		GROUP g {\n"
+			   "			INITIATOR iqn.2026-12.org.utgt:*\n"
+			   "			LUN 0 rd0\n"
+			   "			LUN 3 rd1 {\n"
+			   "				read_only 1\n"
+			   "			}\n"
+			   "		}\n"
+			   "	}\n"
+			   "}\n";
+
+static struct tgt_config *cfg;
+static struct captured cap;
+
+static void setup(void)
+{
+	struct diag d;
+	cfg = load_str(conf, &cap, &d);
+	assert_loads(cfg, cap, 0);
+	cr_assert_eq(tgt_config_open_devices(cfg, &d), 0, "%s", cap_dump(&cap));
+}
+
+static void teardown(void)
+{
+	tgt_config_free(cfg);
+}
+
+static struct tgt_jv *answer(const struct admin_info *ai, enum admin_cmd cmd)
+{
+	struct tgt_json j;
+	size_t off = 0;
+
+	tgt_json_init(&j);
+	admin_answer(ai, cmd, &j);
+	cr_assert_not(j.oom);
+	struct tgt_jv *v = tgt_jread(j.buf, &off);
+	cr_assert_not_null(v, "not JSON at %zu: %s", off, j.buf);
+	tgt_json_free(&j);
+	cr_assert(tgt_jv_bool(v, "ok", false));
+	return v;
+}
+
+TestSuite(admin_show, .init = setup, .fini = teardown);
+
+Test(admin_show, targets_drivers_portals_luns_groups)
+{
+	const struct tgt_driver *drv = &cfg->drivers[0];
+	struct admin_info ai = {.cfg = cfg, .version = "9.9", .drivers = &drv, .ndrivers = 1};
+	struct tgt_jv *v = answer(&ai, ADMIN_SHOW_TARGETS);
+	const struct tgt_jv *d = &tgt_jv_get(v, "drivers")->kids[0];
+	const struct tgt_jv *t = &tgt_jv_get(d, "targets")->kids[0];
+	const struct tgt_jv *g = &tgt_jv_get(t, "groups")->kids[0];
+
+	cr_assert_str_eq(tgt_jv_str(d, "name", ""), "iscsi");
+	cr_assert(tgt_jv_bool(d, "running", false));
+	cr_assert_eq(tgt_jv_get(d, "portals")->n, 2);
+	cr_assert_str_eq(tgt_jv_get(d, "portals")->kids[1].s, "127.0.0.2:3260");
+	cr_assert_str_eq(tgt_jv_str(t, "name", ""), "iqn.2026-12.org.utgt:show");
+	cr_assert_str_eq(tgt_jv_get(t, "allowed_portals")->kids[0].s, "127.0.0.1");
+	cr_assert_str_eq(tgt_jv_str(&tgt_jv_get(t, "luns")->kids[0], "device", ""), "rd0");
+	cr_assert_str_eq(tgt_jv_str(g, "name", ""), "g");
+	cr_assert_str_eq(tgt_jv_get(g, "initiators")->kids[0].s, "iqn.2026-12.org.utgt:*");
+	cr_assert_eq(tgt_jv_u64(&tgt_jv_get(g, "luns")->kids[1], "lun", 0), 3);
+	cr_assert_str_eq(tgt_jv_str(&tgt_jv_get(g, "luns")->kids[1], "device", ""), "rd1");
+	cr_assert(tgt_jv_bool(&tgt_jv_get(g, "luns")->kids[1], "read_only", false));
+	cr_assert_not(tgt_jv_bool(&tgt_jv_get(g, "luns")->kids[0], "read_only", true));
+	tgt_jv_free(v);
+
+	ai.ndrivers = 0; /* not started */
+	v = answer(&ai, ADMIN_SHOW_TARGETS);
+	cr_assert_not(tgt_jv_bool(&tgt_jv_get(v, "drivers")->kids[0], "running", true));
+	tgt_jv_free(v);
+}
+
+Test(admin_show, devices_with_counters_and_totals)
+{
+	struct admin_info ai = {.cfg = cfg, .version = "9.9"};
+	struct scsi_dev *d0 = cfg->devices[0].dev, *d1 = cfg->devices[1].dev;
+
+	d0->stats = (struct scsi_io_stats){.cmds = 10,
+					   .read_cmds = 4,
+					   .read_bytes = 4096,
+					   .write_cmds = 5,
+					   .write_bytes = 8192,
+					   .errors = 1,
+					   .nexuses = 2};
+	d1->stats = (struct scsi_io_stats){.cmds = 3, .write_cmds = 3, .write_bytes = 1536};
+	struct tgt_jv *v = answer(&ai, ADMIN_SHOW_DEVICES);
+	const struct tgt_jv *ds = tgt_jv_get(v, "devices"), *k, *tot;
+
+	cr_assert_eq(ds->n, 2);
+	cr_assert_str_eq(tgt_jv_str(&ds->kids[0], "handler", ""), "ramdisk");
+	cr_assert_eq(tgt_jv_u64(&ds->kids[0], "size", 0), 4 << 20);
+	cr_assert_eq(tgt_jv_u64(&ds->kids[0], "block_size", 0), 512);
+	cr_assert_eq(tgt_jv_u64(&ds->kids[0], "sessions", 0), 2);
+	k = tgt_jv_get(&ds->kids[0], "counters");
+	cr_assert_eq(tgt_jv_u64(k, "read_commands", 0), 4);
+	cr_assert_eq(tgt_jv_u64(k, "bytes_written", 0), 8192);
+	cr_assert_eq(tgt_jv_u64(k, "errors", 0), 1);
+	cr_assert_null(tgt_jv_get(k, "task_mgmt"), "an LU has no TMF counter");
+	tot = tgt_jv_get(v, "totals");
+	cr_assert_eq(tgt_jv_u64(tot, "commands", 0), 13);
+	cr_assert_eq(tgt_jv_u64(tot, "write_commands", 0), 8);
+	cr_assert_eq(tgt_jv_u64(tot, "bytes_written", 0), 8192 + 1536);
+	tgt_jv_free(v);
+}
+
+/* A transport that lists two nexuses. */
+static struct scsi_nexus fake_nx[2];
+
+static void fake_show(const struct tgt_driver *drv, struct tgt_json *j, struct scsi_io_stats *total)
+{
+	for (int i = 0; i < 2; i++) {
+		tgt_json_obj(j, NULL);
+		tgt_json_str(j, "driver", drv->name);
+		admin_json_nexus(j, &fake_nx[i], total);
+		tgt_json_end_obj(j);
+	}
+}
+
+Test(admin_show, sessions_come_from_the_transport_op)
+{
+	static const struct tgt_transport fake = {.driver = "iscsi", .show_sessions = fake_show};
+	struct tgt_driver drv = cfg->drivers[0];
+	const struct tgt_driver *dp = &drv;
+	struct admin_info ai = {.cfg = cfg, .version = "9.9", .drivers = &dp, .ndrivers = 1};
+
+	drv.transport = &fake;
+	for (int i = 0; i < 2; i++) {
+		snprintf(fake_nx[i].initiator_name, sizeof(fake_nx[i].initiator_name),
+			 "iqn.2026-12.org.utgt:i%d", i);
+		snprintf(fake_nx[i].initiator_port, sizeof(fake_nx[i].initiator_port),
+			 "iqn.2026-12.org.utgt:i%d,i,0x0%d", i, i);
+		fake_nx[i].stats = (struct scsi_io_stats){.cmds = 100u * (i + 1),
+							  .read_bytes = 1000u * (i + 1),
+							  .write_bytes = 7,
+							  .errors = (uint64_t)i,
+							  .tmfs = 2};
+	}
+	struct tgt_jv *v = answer(&ai, ADMIN_SHOW_SESSIONS);
+	const struct tgt_jv *ss = tgt_jv_get(v, "sessions"), *tot = tgt_jv_get(v, "totals");
+
+	cr_assert_eq(ss->n, 2);
+	cr_assert_str_eq(tgt_jv_str(&ss->kids[1], "initiator", ""), "iqn.2026-12.org.utgt:i1");
+	cr_assert_str_eq(tgt_jv_str(&ss->kids[1], "initiator_port", ""),
+			 "iqn.2026-12.org.utgt:i1,i,0x01");
+	cr_assert_eq(tgt_jv_u64(tgt_jv_get(&ss->kids[1], "counters"), "bytes_read", 0), 2000);
+	cr_assert_eq(tgt_jv_u64(tot, "commands", 0), 300);
+	cr_assert_eq(tgt_jv_u64(tot, "bytes_read", 0), 3000);
+	cr_assert_eq(tgt_jv_u64(tot, "bytes_written", 0), 14);
+	cr_assert_eq(tgt_jv_u64(tot, "errors", 0), 1);
+	cr_assert_eq(tgt_jv_u64(tot, "task_mgmt", 0), 4);
+	tgt_jv_free(v);
+
+	drv.transport = NULL; /* a driver without the op lists nothing */
+	v = answer(&ai, ADMIN_SHOW_SESSIONS);
+	cr_assert_eq(tgt_jv_get(v, "sessions")->n, 0);
+	tgt_jv_free(v);
+}
+
+Test(admin_show, version_and_errors)
+{
+	struct admin_info ai = {.cfg = cfg, .version = "9.9", .started = time(NULL) - 5};
+	struct tgt_jv *v = answer(&ai, ADMIN_VERSION);
+	struct tgt_json j;
+
+	cr_assert_str_eq(tgt_jv_str(v, "version", ""), "9.9");
+	cr_assert_eq(tgt_jv_u64(v, "pid", 0), (uint64_t)getpid());
+	cr_assert_geq(tgt_jv_u64(v, "uptime_s", 0), 5);
+	tgt_jv_free(v);
+	tgt_json_init(&j);
+	admin_error(&j, "bad \"thing\"");
+	cr_assert_str_eq(j.buf, "{\"ok\":false,\"error\":\"bad \\\"thing\\\"\"}");
+	tgt_json_free(&j);
+}
