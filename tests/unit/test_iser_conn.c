@@ -243,6 +243,7 @@ Test(iser_conn, failed_accept_leaves_nothing_behind)
 	f.accept_rc = -ENOMEM;
 	iser_conn_ops.request(FC, &req);
 	cr_assert(f.accepted);
+	cr_assert(f.rejected, "a failed accept is answered with a reject");
 	cr_assert_null(f.priv);
 }
 

@@ -73,6 +73,8 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 			strerror(-rc));
 		iser_io->set_priv(c, NULL);
 		free(ic);
+		/* the request still needs its answer (the rdma_conn_ops contract), as SRP does */
+		iser_io->reject(c, NULL, 0);
 		return;
 	}
 	tgt_log(LOG_INFO, "iser: %s: connection accepted (zbva %s, send with invalidate %s)",
