@@ -102,7 +102,11 @@ TARGET_DRIVER iscsi {
 EOF
 	"$UTGTD" --check -c "$out/scst.conf" >"$out/check.log" 2>&1 ||
 		{ cat "$out/check.log" >&2; return 1; }
-	setsid "$UTGTD" -f -c "$out/scst.conf" >"$out/target.log" 2>&1 </dev/null &
+	# Its own state dir (PR state, admin socket): never the machine's /var/lib/utgt, where an
+	# administrator's utgtd may be running.
+	rm -rf "$out/state"
+	setsid "$UTGTD" -f -c "$out/scst.conf" --state-dir "$out/state" >"$out/target.log" 2>&1 \
+		</dev/null &
 	echo $! >"$out/target.pid"
 	wait_listen "$(cat "$out/target.pid")"
 	LU0_VENDOR=UTGT LU0_PRODUCT=VMDISK0 LU0_SERIAL=UTGTVM0000000001 LU0_LUN=0
