@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +220,7 @@ int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
 	return 0;
 }
 
-void iscsit_portals_close(struct iscsit_ctx *ctx)
+static void portals_close_here(struct iscsit_ctx *ctx)
 {
 	for (unsigned i = 0; i < ctx->nportals; i++) {
 		if (ctx->portals[i].fd >= 0) {
@@ -228,6 +230,47 @@ void iscsit_portals_close(struct iscsit_ctx *ctx)
 			ctx->portals[i].fd = -1;
 		}
 	}
+}
+
+struct close_msg {
+	struct iscsit_msg m;
+	struct iscsit_ctx *ctx;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+static void close_fn(struct iscsit_msg *m)
+{
+	struct close_msg *cm = (struct close_msg *)m;
+
+	portals_close_here(cm->ctx);
+	pthread_mutex_lock(&cm->lock);
+	cm->done = true;
+	pthread_cond_signal(&cm->cond);
+	pthread_mutex_unlock(&cm->lock);
+}
+
+/* Worker 0 accepts on the portals, so it is the one that closes them: closed from another
+ * thread, a portal's fd could be closed (and its number reused) while worker 0 is inside
+ * accept4() on it.  The caller waits until they are closed. */
+void iscsit_portals_close(struct iscsit_ctx *ctx)
+{
+	struct close_msg cm = {.m.fn = close_fn, .ctx = ctx};
+
+	if (!ctx->nworkers || !ctx->workers[0].started || iscsit_on_worker(&ctx->workers[0])) {
+		portals_close_here(ctx);
+		return;
+	}
+	pthread_mutex_init(&cm.lock, NULL);
+	pthread_cond_init(&cm.cond, NULL);
+	iscsit_worker_post(&ctx->workers[0], &cm.m);
+	pthread_mutex_lock(&cm.lock);
+	while (!cm.done)
+		pthread_cond_wait(&cm.cond, &cm.lock);
+	pthread_mutex_unlock(&cm.lock);
+	pthread_cond_destroy(&cm.cond);
+	pthread_mutex_destroy(&cm.lock);
 }
 
 void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
