@@ -5,7 +5,7 @@
 # crc32c verification: no I/O error, verification passes, the path comes back and is used again.
 #
 # How a portal is "stopped": from the guest, every packet to that portal's port is answered by a
-# TCP reset (nft reject in the output hook) and nothing from it is accepted (input hook), which
+# TCP reset (nft reject in the output hook) and nothing from it is accepted (eth0 ingress), which
 # is what the initiator sees when a target's portal goes away.  Removing the rule is the portal
 # coming back.  The target itself is not touched, so this checks the initiator-visible failover
 # and the target's handling of the reconnect (session reinstatement, task cleanup).
@@ -44,15 +44,22 @@ expect_eq "map WWID = path WWID" "$(multipathd show maps raw format "%w")" \
 step "both paths carry I/O"
 balance rr1 "$d1" "$d2"
 
-portal_stop() { # PORT: the portal stops answering (TCP reset to anything we send, input dropped)
+# portal_stop PORT: the portal stops answering.  Whatever we send to it is answered by a TCP
+# reset (output hook: the reset reaches our socket through loopback), and whatever it sends
+# is dropped at eth0's ingress, before the IP stack.  (Dropping it in the inet input hook
+# instead once left the guest's CPU looping in ip_sublist_rcv_finish under TCG: a kernel RCU
+# stall that hung the test; the ingress hook keeps those packets out of that path.)
+portal_stop() {
 	nft -f - <<EOF
 table inet utgt_cut {
 	chain out { type filter hook output priority 0; tcp dport $1 ip daddr $TGT_HOST reject with tcp reset; }
-	chain in { type filter hook input priority 0; tcp sport $1 ip saddr $TGT_HOST drop; }
+}
+table netdev utgt_cut_in {
+	chain in { type filter hook ingress device "eth0" priority 0; ip saddr $TGT_HOST tcp sport $1 drop; }
 }
 EOF
 }
-portal_start() { nft delete table inet utgt_cut; }
+portal_start() { nft delete table inet utgt_cut && nft delete table netdev utgt_cut_in; }
 
 failover() { # CUT-DEV CUT-PORT KEEP-DEV
 	local dc=$1 port=$2 dk=$3 k0 c0 k1 c1
