@@ -212,3 +212,47 @@ Test(iscsi_tx, discard_runs_every_completion_once)
 	cr_assert_eq(sent_count, 100);
 	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
 }
+
+/* A connection with ops (iSER) hands every entry to ops->queue, in order, and nothing reaches
+ * the socket ring; a closing connection still completes entries itself. */
+static struct iscsit_txe *taken[4];
+static int ntaken;
+static void take(struct iscsit_conn *c, struct iscsit_txe *e)
+{
+	(void)c;
+	cr_assert_lt(ntaken, 4);
+	taken[ntaken++] = e;
+}
+
+Test(iscsi_tx, conn_ops_take_every_entry)
+{
+	static const struct iscsit_conn_ops ops = {.queue = take};
+	struct txfix f;
+	uint8_t hdr[48] = {0}, out[256];
+	struct iscsit_txe *e;
+
+	fx_init(&f, 8192, 262144, false, false);
+	f.c.ops = &ops;
+	hdr[0] = ISCSI_OP_NOP_IN;
+	e = iscsit_tx_pdu(&f.c, hdr, "abc", 3, true);
+	cr_assert_not_null(e);
+	hdr[0] = ISCSI_OP_SCSI_RSP;
+	iscsit_tx_pdu(&f.c, hdr, NULL, 0, false);
+	cr_assert_eq(ntaken, 2);
+	cr_assert_eq(taken[0], e);
+	cr_assert_eq(bhs_opcode(taken[1]->hdr), ISCSI_OP_SCSI_RSP);
+	cr_assert_eq(taken[0]->dlen, 3);
+	cr_assert_eq(memcmp(taken[0]->data, "abc", 3), 0);
+	cr_assert_eq(f.c.tx.nqueued, 0);
+	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
+	free(taken[0]);
+	free(taken[1]);
+
+	f.c.state = CONN_CLOSING;
+	sent_count = 0;
+	e = iscsit_txe_new();
+	e->sent = count_sent;
+	iscsit_tx_queue(&f.c, e);
+	cr_assert_eq(sent_count, 1);
+	cr_assert_eq(ntaken, 2);
+}

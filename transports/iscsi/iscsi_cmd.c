@@ -196,8 +196,9 @@ static void respond(struct iscsit_task *t)
 		e->kind = TXE_DATAIN;
 		e->task = t;
 		t->state = TS_RESPOND;
-		/* Phase collapse: status in the last Data-In when there is no sense to send. */
-		if (!st->sense_len) {
+		/* Phase collapse: status in the last Data-In when there is no sense to send.
+		 * Not over iSER, where Data-In is an RDMA WRITE and status a SCSI Response. */
+		if (!st->sense_len && !c->ops) {
 			t->din_status = true;
 			t->stat_sn = c->stat_sn++;
 			e->sent = task_sent;
@@ -327,11 +328,28 @@ static void drain_cmdsn_queue(struct iscsit_conn *c)
 
 /* ---------------------------------------------------------------- R2T */
 
+static void seq_error(struct iscsit_conn *c, struct iscsit_task *t, enum scsi_sr sr,
+		      const char *why);
+
 static void send_r2ts(struct iscsit_task *t)
 {
 	struct iscsit_conn *c = t->conn;
 	const struct iscsit_sess_params *p = &c->sess->p;
 
+	if (c->ops && c->ops->solicit) {
+		/* iSER: the target pulls the rest with one RDMA READ, no R2T (RFC 7145 7.3.5) */
+		uint32_t off = t->r2t_next;
+
+		if (off >= t->edtl)
+			return;
+		t->r2t_next = t->edtl;
+		t->fetching = true; /* iscsit_task_data_placed() ends it */
+		if (c->ops->solicit(t, off, t->edtl - off) < 0) {
+			t->fetching = false;
+			seq_error(c, t, SR_DATA_PHASE_ERROR, "RDMA READ of write data failed");
+		}
+		return;
+	}
 	while (t->nr2t < p->max_outstanding_r2t && t->r2t_next < t->edtl) {
 		uint32_t len = t->edtl - t->r2t_next;
 		struct iscsit_r2t *r;
@@ -686,11 +704,24 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		}
 	}
 	t->rcvd += dsl;
-	if (t->unsol_open || t->nr2t)
+	if (t->unsol_open || t->nr2t || t->fetching)
 		return RX_CB_OK;
 	if (t->failed || (t->rcvd >= t->edtl && t->r2t_next >= t->edtl))
 		data_complete(t);
 	return RX_CB_OK;
+}
+
+void iscsit_task_data_placed(struct iscsit_task *t, uint32_t len, bool ok)
+{
+	t->fetching = false;
+	if (ok)
+		t->rcvd += len;
+	else
+		seq_error(t->conn, t, SR_DATA_PHASE_ERROR, "RDMA READ of write data failed");
+	if (t->unsol_open)
+		return;
+	if (t->failed || t->rcvd >= t->edtl)
+		data_complete(t);
 }
 
 /* ---------------------------------------------------------------- teardown */

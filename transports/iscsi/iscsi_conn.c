@@ -212,12 +212,33 @@ static const struct iscsit_rx_ops rx_ops = {
     .on_pdu = on_pdu,
 };
 
+int iscsit_conn_feed(struct iscsit_conn *c, const uint8_t *pdu, size_t len)
+{
+	int rc;
+
+	if (c->state == CONN_CLOSING)
+		return RX_CB_FATAL;
+	rc = iscsit_rx_feed(&c->rx, pdu, len, &rx_ops, c);
+	if (rc < 0) {
+		if (c->state != CONN_CLOSING)
+			iscsit_conn_close(c, c->rx.why ? c->rx.why : "protocol error");
+		return RX_CB_FATAL;
+	}
+	return rc;
+}
+
 void iscsit_conn_input(struct iscsit_conn *c)
 {
 	enum iscsit_rx_result r;
 
 	if (c->state == CONN_CLOSING || c->rx_paused || c->tx_backlog)
 		return;
+	if (c->ops) {
+		/* not a socket: the message transport feeds what it held back */
+		if (c->ops->input)
+			c->ops->input(c);
+		return;
+	}
 	r = iscsit_rx_run(&c->rx, sock_recv, c, &rx_ops, c, RX_PDU_BUDGET);
 	switch (r) {
 	case RX_WOULD_BLOCK:

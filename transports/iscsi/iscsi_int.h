@@ -243,6 +243,7 @@ struct iscsit_task {
 	uint32_t r2t_sn;
 	struct iscsit_r2t *r2ts;
 	unsigned nr2t, r2t_cap;
+	bool fetching; /* iSER: the RDMA READ of the rest is in flight (conn ops->solicit) */
 	/* data-in */
 	uint32_t din_len, din_off, din_sn;
 	uint32_t stat_sn;     /* reserved when the Data-In stream with status is queued */
@@ -262,12 +263,31 @@ enum iscsit_conn_state {
 
 struct iscsit_login;
 
+/* How a connection that is not a TCP socket (iSER, RFC 7145) moves PDUs and data.  A TCP
+ * connection has ops == NULL and every path below is exactly the socket one.
+ * Contract: every op runs on the connection's worker; solicit must not complete inline
+ * (iscsit_task_data_placed() is called later, from the worker, once the bytes are in). */
+struct iscsit_conn_ops {
+	/* Takes every entry iscsit_tx_queue() would put on the socket queue: prebuilt PDUs and
+	 * TXE_DATAIN streams (iSER: an RDMA WRITE of t->buf[0, t->din_len) to the initiator;
+	 * the SCSI Response always follows as its own entry, no phase collapse).  The op owns
+	 * e: it runs e->sent once e is done with, then frees e->owned and e. */
+	void (*queue)(struct iscsit_conn *c, struct iscsit_txe *e);
+	/* Fetch [off, off + len) of a write's data into t->buf + off instead of sending R2Ts
+	 * (iSER: RDMA READ).  Returns 0, or -1: the command fails with a data phase error. */
+	int (*solicit)(struct iscsit_task *t, uint32_t off, uint32_t len);
+	/* iscsit_conn_input() on this connection: feed any PDUs held back while paused. */
+	void (*input)(struct iscsit_conn *c);
+};
+
 #define ISCSIT_ITT_BUCKETS 256
 
 struct iscsit_conn {
 	uint64_t id;
 	struct iscsit_ctx *ctx;
 	struct iscsit_worker *w;
+	const struct iscsit_conn_ops *ops; /* NULL: TCP socket c->fd */
+	void *ops_ctx;			   /* the ops' per-connection state */
 	struct iscsit_conn *wprev, *wnext; /* worker's list */
 	struct iscsit_conn *ready_next, *dirty_next;
 	bool on_ready, on_dirty;
@@ -335,6 +355,11 @@ void iscsit_conn_resume(struct iscsit_conn *c);
 void iscsit_conn_tick(struct iscsit_conn *c, time_t now); /* NOP-In, timeouts */
 void iscsit_conn_mark_dirty(struct iscsit_conn *c);
 void iscsit_conn_mark_ready(struct iscsit_conn *c);
+/* A PDU received whole by a non-socket connection (iSER SEND: BHS + AHS + data, no
+ * digests, no padding): run it through the handlers the socket receive path feeds.  Returns
+ * RX_CB_OK, RX_CB_PAUSE (hold further PDUs until ops->input runs) or RX_CB_FATAL (the
+ * connection was closed). */
+int iscsit_conn_feed(struct iscsit_conn *c, const uint8_t *pdu, size_t len);
 /* Ask c's worker (from any thread) to close c. */
 void iscsit_conn_close_async(struct iscsit_conn *c, const char *why);
 /* Digests and limits take effect (end of login). */
@@ -423,6 +448,9 @@ void iscsit_task_submit(struct iscsit_task *t); /* its CmdSN turn came */
 struct iscsit_task *iscsit_task_find(struct iscsit_conn *c, uint32_t itt);
 void iscsit_conn_drop_tasks(struct iscsit_conn *c); /* closing: free tasks not in the core */
 void iscsit_task_gone(struct iscsit_conn *c, uint32_t itt);
+/* ops->solicit's completion: len bytes of t's write data are in t->buf (ok), or the transfer
+ * failed (!ok: the command ends with a data phase error). */
+void iscsit_task_data_placed(struct iscsit_task *t, uint32_t len, bool ok);
 /* iscsi_tmf.c */
 int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
 /* iscsi_nop.c */

@@ -292,3 +292,46 @@ enum iscsit_rx_result iscsit_rx_run(struct iscsit_rx *rx, iscsit_recv_fn recv, v
 		}
 	}
 }
+
+int iscsit_rx_feed(struct iscsit_rx *rx, const uint8_t *pdu, size_t len,
+		   const struct iscsit_rx_ops *ops, void *ctx)
+{
+	size_t off;
+	int rc;
+
+	rx->why = NULL;
+	if (len < ISCSI_BHS_LEN) {
+		rx->why = "PDU shorter than a BHS";
+		return RX_CB_FATAL;
+	}
+	memcpy(rx->bhs, pdu, ISCSI_BHS_LEN);
+	rx->ahs_len = bhs_ahs_len(rx->bhs);
+	rx->dsl = bhs_dsl(rx->bhs);
+	rx->pad_len = 0;
+	if (len != (size_t)ISCSI_BHS_LEN + rx->ahs_len + rx->dsl) {
+		rx->why = "PDU length disagrees with its header";
+		return RX_CB_FATAL;
+	}
+	memcpy(rx->ahs, pdu + ISCSI_BHS_LEN, rx->ahs_len);
+	off = ISCSI_BHS_LEN + rx->ahs_len;
+	rx->state = RX_BHS;
+	rx->got = 0;
+	if (header_done(rx, ops, ctx) < 0) {
+		if (!rx->why)
+			rx->why = "rejected header";
+		return RX_CB_FATAL;
+	}
+	/* Place the data segment where on_header (or the scratch rule) said. */
+	if (!rx->discard) {
+		for (int i = 0; i < rx->dst_cnt; i++) {
+			memcpy(rx->dst[i].iov_base, pdu + off, rx->dst[i].iov_len);
+			off += rx->dst[i].iov_len;
+		}
+	}
+	rx->bytes += len;
+	rx->pdus++;
+	rc = ops->on_pdu(ctx, rx);
+	if (rc < 0 && !rx->why)
+		rx->why = "protocol error";
+	return rc < 0 ? RX_CB_FATAL : rc;
+}

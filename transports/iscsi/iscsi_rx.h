@@ -119,6 +119,13 @@ static inline bool iscsit_rx_idle(const struct iscsit_rx *rx)
 	return rx->state == RX_BHS && rx->got == 0;
 }
 
+/* One whole PDU from a message transport (iSER): BHS + AHS + data segment, no digests or
+ * padding, len exactly that.  Runs on_header, places the data where it asked (or in scratch,
+ * or discards it, as the socket path does), then on_pdu.  Returns the callbacks' verdict;
+ * a PDU whose length disagrees with its header is RX_CB_FATAL with rx->why set. */
+int iscsit_rx_feed(struct iscsit_rx *rx, const uint8_t *pdu, size_t len,
+		   const struct iscsit_rx_ops *ops, void *ctx);
+
 /* From on_header: the data segment goes to these buffers (total must equal rx->dsl). */
 void iscsit_rx_set_dst(struct iscsit_rx *rx, const struct iovec *iov, int cnt);
 /* The scratch data of the current PDU (valid in on_pdu when to_scratch). */

@@ -31,6 +31,10 @@ void iscsit_tx_queue(struct iscsit_conn *c, struct iscsit_txe *e)
 		free(e);
 		return;
 	}
+	if (c->ops) {
+		c->ops->queue(c, e); /* a message transport (iSER) sends it its own way */
+		return;
+	}
 	e->next = NULL;
 	if (tx->tail)
 		tx->tail->next = e;
