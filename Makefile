@@ -85,7 +85,7 @@ conformance: all
 
 # The README's test command: installs, builds, then every suite that exists, ending with the
 # qemu guest subset (Debian's kernel as the initiator: open-iscsi login, mkfs, fio verify, one
-# dm-multipath failover; the guest image is built on first use, ~2 min, then cached).
+# dm-multipath failover; LIO + TCMU; the guest image is built on first use, ~2 min, then cached).
 test: deps
 	$(MAKE) all unit
 	$(MAKE) asan-unit
@@ -134,9 +134,10 @@ vm-image:
 vmtest: vm-image $(VM_TARGET_DEP)
 	@scripts/vm/vmtest.sh $(T)
 
-# The short subset meant for `make test`: login, mkfs, fio verify, one multipath failover.
+# The short subset meant for `make test`: open-iscsi login, mkfs, fio verify, one multipath
+# failover, and LIO serving a utgtd DEVICE through the TCMU ring (tcm_loop /dev/sdX).
 vmtest-quick: vm-image $(VM_TARGET_DEP)
-	@scripts/vm/vmtest.sh --quick iscsi_login multipath
+	@scripts/vm/vmtest.sh --quick iscsi_login multipath tcmu
 
 # The multipath lab (scripts/lab/): network namespaces joined by shaped veth paths, utgtd (and
 # Debian's tgtd) in one, utgt-bench in the other.  Needs root.  `make lab` runs the campaign
