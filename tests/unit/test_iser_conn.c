@@ -28,6 +28,13 @@ static struct fake {
 	uint32_t sent_len[NBUF];
 	unsigned nsent;
 	int send_rc;
+	/* RDMA WRITE / READ posted */
+	unsigned nwrite, nread;
+	struct rdma_rseg rem;
+	unsigned nrem, nloc;
+	uint64_t bytes;
+	struct rdma_op *op;
+	int rdma_rc;
 	/* receive buffer the test delivers */
 	struct rdma_buf rbuf;
 	uint8_t rdata[ISER_HEADERS_LEN + 70000];
@@ -103,6 +110,35 @@ static int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool s
 	f.sbusy[b - f.sbuf] = false; /* completes at once */
 	return 0;
 }
+static int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+			 struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
+{
+	(void)loc;
+	if (f.rdma_rc)
+		return f.rdma_rc;
+	f.nwrite++;
+	f.rem = *rem;
+	f.nrem = nrem;
+	f.nloc = nloc;
+	f.bytes = bytes;
+	f.op = op;
+	return fk_send(c, b, len, sol, op);
+}
+static int fk_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
+{
+	(void)c, (void)loc;
+	if (f.rdma_rc)
+		return f.rdma_rc;
+	f.nread++;
+	f.rem = *rem;
+	f.nrem = nrem;
+	f.nloc = nloc;
+	f.bytes = bytes;
+	f.op = op;
+	return 0;
+}
 static void fk_repost(struct rdma_conn *c, struct rdma_buf *b)
 {
 	(void)c;
@@ -130,6 +166,8 @@ static const struct iser_io fake_io = {
     .send_buf = fk_send_buf,
     .put_send_buf = fk_put_send_buf,
     .send = fk_send,
+    .write_send = fk_write_send,
+    .read = fk_read,
     .repost = fk_repost,
     .disconnect = fk_disconnect,
     .release = fk_release,
@@ -393,4 +431,73 @@ Test(iser_conn, down_tells_the_upper_layer_and_releases)
 	cr_assert_eq(f.ndown, 1);
 	cr_assert(f.released);
 	cr_assert_null(f.priv);
+}
+
+/* Data-In: one RDMA WRITE to the Read STag chained with the SCSI Response SEND (iSER header
+ * first); nothing written beyond the STag; a response without data is a plain SEND; errors
+ * give the send buffer back. */
+Test(iser_conn, write_rsp_chains_the_data_before_the_response)
+{
+	static uint8_t buf[65536];
+	uint8_t bhs[48] = {ISCSI_OP_SCSI_RSP, 0x80};
+	struct rdma_rseg rem = {.addr = 0x7f0000001000ull, .rkey = 0x1234, .len = 65536};
+	struct rdma_seg loc = {.addr = buf, .len = sizeof(buf), .lkey = 9};
+	struct rdma_op op = {0};
+
+	connect_ib_iser();
+	cr_assert_eq(iser_conn_write_rsp(f.priv, &rem, &loc, 1, 4096, bhs, NULL, 0, &op), 0);
+	cr_assert_eq(f.nwrite, 1);
+	cr_assert_eq(f.rem.addr, rem.addr);
+	cr_assert_eq(f.rem.rkey, 0x1234);
+	cr_assert_eq(f.nrem, 1);
+	cr_assert_eq(f.bytes, 4096);
+	cr_assert_eq(f.op, &op);
+	cr_assert_eq(f.nsent, 1);
+	cr_assert_eq(f.sent_len[0], ISER_HEADERS_LEN);
+	cr_assert_eq(f.sent[0][0], 0x10);
+	cr_assert_eq(memcmp(f.sent[0] + ISER_HDR_LEN, bhs, 48), 0);
+
+	/* status only (no data produced): a SEND with the sense, no WRITE */
+	cr_assert_eq(iser_conn_write_rsp(f.priv, &rem, &loc, 1, 0, bhs, "\x00\x12sense", 7, &op),
+		     0);
+	cr_assert_eq(f.nwrite, 1);
+	cr_assert_eq(f.nsent, 2);
+	cr_assert_eq(f.sent_len[1], ISER_HEADERS_LEN + 7);
+	cr_assert_eq(memcmp(f.sent[1] + ISER_HEADERS_LEN, "\x00\x12sense", 7), 0);
+
+	cr_assert_eq(iser_conn_write_rsp(f.priv, &rem, &loc, 1, 65537, bhs, NULL, 0, &op), -EINVAL);
+	f.rdma_rc = -EAGAIN;
+	cr_assert_eq(iser_conn_write_rsp(f.priv, &rem, &loc, 1, 512, bhs, NULL, 0, &op), -EAGAIN);
+	for (unsigned i = 0; i < NBUF; i++)
+		cr_assert_not(f.sbusy[i], "a failed chain gives its send buffer back");
+	f.rdma_rc = 0;
+	iser_conn_drop(f.priv, "test");
+	cr_assert_eq(iser_conn_write_rsp(f.priv, &rem, &loc, 1, 512, bhs, NULL, 0, &op), -ENOTCONN);
+	cr_assert_eq(f.nwrite, 1);
+	cr_assert_eq(f.nsent, 2);
+}
+
+/* Data-Out: one RDMA READ from the Write STag, never beyond it, never empty. */
+Test(iser_conn, read_pulls_from_the_write_stag)
+{
+	static uint8_t buf[8192];
+	struct rdma_rseg rem = {.addr = 0x7f0000002000ull, .rkey = 0x55, .len = 8192};
+	struct rdma_seg loc = {.addr = buf, .len = sizeof(buf), .lkey = 9};
+	struct rdma_op op = {0};
+
+	connect_ib_iser();
+	cr_assert_eq(iser_conn_read(f.priv, &rem, &loc, 1, 8192, &op), 0);
+	cr_assert_eq(f.nread, 1);
+	cr_assert_eq(f.rem.rkey, 0x55);
+	cr_assert_eq(f.bytes, 8192);
+	cr_assert_eq(f.op, &op);
+	cr_assert_eq(iser_conn_read(f.priv, &rem, &loc, 1, 8193, &op), -EINVAL);
+	cr_assert_eq(iser_conn_read(f.priv, &rem, &loc, 1, 0, &op), -EINVAL);
+	f.rdma_rc = -EAGAIN;
+	cr_assert_eq(iser_conn_read(f.priv, &rem, &loc, 1, 512, &op), -EAGAIN);
+	f.rdma_rc = 0;
+	iser_conn_drop(f.priv, "test");
+	cr_assert_eq(iser_conn_read(f.priv, &rem, &loc, 1, 512, &op), -ENOTCONN);
+	cr_assert_eq(f.nread, 1);
+	cr_assert_eq(f.nsent, 0);
 }

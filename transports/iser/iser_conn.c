@@ -147,6 +147,21 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 	ic->ctx->up->pdu(ic, &h, b->data + ISER_HDR_LEN, b->data + off, dsl, b);
 }
 
+/* A send buffer holding the iSER header, the BHS and the data segment; NULL: none free. */
+static struct rdma_buf *pdu_buf(struct iser_conn *ic, const uint8_t *bhs, const void *data,
+				uint32_t dsl)
+{
+	struct rdma_buf *b = iser_io->send_buf(ic->c);
+
+	if (!b)
+		return NULL;
+	iser_hdr_encode_tgt(b->data);
+	memcpy(b->data + ISER_HDR_LEN, bhs, ISER_BHS_LEN);
+	if (dsl)
+		memcpy(b->data + ISER_HEADERS_LEN, data, dsl);
+	return b;
+}
+
 int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *data, uint32_t dsl)
 {
 	struct rdma_buf *b;
@@ -156,13 +171,9 @@ int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *dat
 		return -ENOTCONN;
 	if (dsl > ic->send_dsl)
 		return -EMSGSIZE;
-	b = iser_io->send_buf(ic->c);
+	b = pdu_buf(ic, bhs, data, dsl);
 	if (!b)
 		return -EAGAIN;
-	iser_hdr_encode_tgt(b->data);
-	memcpy(b->data + ISER_HDR_LEN, bhs, ISER_BHS_LEN);
-	if (dsl)
-		memcpy(b->data + ISER_HEADERS_LEN, data, dsl);
 	rc = iser_io->send(ic->c, b, ISER_HEADERS_LEN + dsl, false, NULL);
 	if (rc) {
 		iser_io->put_send_buf(ic->c, b);
@@ -170,6 +181,45 @@ int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *dat
 	}
 	ic->tx_pdus++;
 	return 0;
+}
+
+int iser_conn_write_rsp(struct iser_conn *ic, const struct rdma_rseg *rem,
+			const struct rdma_seg *loc, unsigned nloc, uint32_t bytes,
+			const uint8_t *bhs, const void *data, uint32_t dsl, struct rdma_op *op)
+{
+	struct rdma_buf *b;
+	int rc;
+
+	if (ic->state == ISER_CONN_CLOSING)
+		return -ENOTCONN;
+	if (bytes > rem->len)
+		return -EINVAL; /* never write past the STag the initiator registered */
+	if (dsl > ic->send_dsl)
+		return -EMSGSIZE;
+	b = pdu_buf(ic, bhs, data, dsl);
+	if (!b)
+		return -EAGAIN;
+	if (bytes)
+		rc = iser_io->write_send(ic->c, rem, 1, loc, nloc, bytes, b, ISER_HEADERS_LEN + dsl,
+					 false, op);
+	else
+		rc = iser_io->send(ic->c, b, ISER_HEADERS_LEN + dsl, false, op);
+	if (rc) {
+		iser_io->put_send_buf(ic->c, b);
+		return rc;
+	}
+	ic->tx_pdus++;
+	return 0;
+}
+
+int iser_conn_read(struct iser_conn *ic, const struct rdma_rseg *rem, const struct rdma_seg *loc,
+		   unsigned nloc, uint32_t bytes, struct rdma_op *op)
+{
+	if (ic->state == ISER_CONN_CLOSING)
+		return -ENOTCONN;
+	if (!bytes || bytes > rem->len)
+		return -EINVAL; /* never read past the STag the initiator registered */
+	return iser_io->read(ic->c, rem, 1, loc, nloc, bytes, op);
 }
 
 void iser_conn_enter_ffp(struct iser_conn *ic, const struct iser_keys *k)

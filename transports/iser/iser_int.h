@@ -22,6 +22,11 @@ struct iser_io {
 	void (*put_send_buf)(struct rdma_conn *c, struct rdma_buf *b);
 	int (*send)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
 		    struct rdma_op *op);
+	int (*write_send)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+			  const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+			  struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op);
+	int (*read)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
+		    const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op);
 	void (*repost)(struct rdma_conn *c, struct rdma_buf *b);
 	void (*disconnect)(struct rdma_conn *c);
 	void (*release)(struct rdma_conn *c);
@@ -85,6 +90,18 @@ void iser_conn_params(const struct iser_conn_cfg *cfg, struct rdma_conn_params *
 /* Send one PDU: iSER header, the 48-byte BHS, dsl bytes of data.  0, -EMSGSIZE (data over
  * the negotiated limit), -EAGAIN (no send buffer or send queue full), -ENOTCONN. */
 int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *data, uint32_t dsl);
+/* Data-In (RFC 7145 7.3.5): RDMA WRITE `bytes` from loc to the initiator's Read STag/VA rem,
+ * then the SCSI Response PDU (bhs + dsl bytes of sense) in a SEND in the same chain, so the
+ * initiator sees the data before the status.  bytes 0: only the SEND.  op->done runs when the
+ * chain completed.  0, -EINVAL (bytes beyond rem->len), -EMSGSIZE, -EAGAIN, -ENOTCONN. */
+int iser_conn_write_rsp(struct iser_conn *ic, const struct rdma_rseg *rem,
+			const struct rdma_seg *loc, unsigned nloc, uint32_t bytes,
+			const uint8_t *bhs, const void *data, uint32_t dsl, struct rdma_op *op);
+/* Data-Out (RFC 7145 7.3.6): RDMA READ `bytes` from the initiator's Write STag/VA rem into
+ * loc; op->done when all of it arrived.  0, -EINVAL (0 bytes, or beyond rem->len), -EAGAIN,
+ * -ENOTCONN. */
+int iser_conn_read(struct iser_conn *ic, const struct rdma_rseg *rem, const struct rdma_seg *loc,
+		   unsigned nloc, uint32_t bytes, struct rdma_op *op);
 /* Give a received buffer back. */
 void iser_conn_repost(struct iser_conn *ic, struct rdma_buf *b);
 /* Login done: the negotiated lengths take effect. */
