@@ -1,4 +1,4 @@
-/* Header-only stand-in for the verbs layer under the SRP target (struct srpt_io), so channels,
+/* Header-only stand-in for the verbs layer under the SRP target (struct rdma_io), so channels,
  * commands and task management run against the real SCSI core and a ramdisk LU without an RDMA
  * device.  One fake connection per test:
  *
@@ -267,7 +267,7 @@ static inline void fk_call(struct rdma_conn *c, struct rdma_msg *m)
 	pthread_mutex_unlock(&f->mu);
 }
 
-static const struct srpt_io fake_io = {
+static const struct rdma_io fake_io = {
     .priv = fk_priv,
     .set_priv = fk_set_priv,
     .name = fk_name,

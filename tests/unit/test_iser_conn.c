@@ -156,7 +156,7 @@ static void fk_release(struct rdma_conn *c)
 	f.released = true;
 }
 
-static const struct iser_io fake_io = {
+static const struct rdma_io fake_io = {
     .priv = fk_priv,
     .set_priv = fk_set_priv,
     .name = fk_name,
@@ -192,7 +192,7 @@ static void up_down(struct iser_conn *ic)
 }
 
 static const struct iser_upper upper = {.pdu = up_pdu, .down = up_down};
-static const struct iser_io *saved_io;
+static const struct rdma_io *saved_io;
 
 static void setup(void)
 {

@@ -21,7 +21,7 @@ static const char *peer_name(const struct rdma_conn *c)
 	return (const char *)c; /* the tests' "connections" are their peer names */
 }
 
-static const struct srpt_io name_only = {.name = peer_name};
+static const struct rdma_io name_only = {.name = peer_name};
 
 static void setup(void)
 {

@@ -9,29 +9,10 @@
 
 #include "transports/iser/iser_keys.h"
 #include "transports/iser/iser_proto.h"
+#include "transports/rdma/rdma_io.h"
 #include "transports/rdma/rdma.h"
 
-struct iser_io {
-	void *(*priv)(const struct rdma_conn *c);
-	void (*set_priv)(struct rdma_conn *c, void *priv);
-	const char *(*name)(const struct rdma_conn *c);
-	void *(*ctx)(struct rdma_conn *c); /* the service's context: a struct iser_srv_ctx */
-	int (*accept)(struct rdma_conn *c, const struct rdma_conn_params *p);
-	void (*reject)(struct rdma_conn *c, const void *priv, uint8_t priv_len);
-	struct rdma_buf *(*send_buf)(struct rdma_conn *c);
-	void (*put_send_buf)(struct rdma_conn *c, struct rdma_buf *b);
-	int (*send)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
-		    struct rdma_op *op);
-	int (*write_send)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-			  const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
-			  struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op);
-	int (*read)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-		    const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op);
-	void (*repost)(struct rdma_conn *c, struct rdma_buf *b);
-	void (*disconnect)(struct rdma_conn *c);
-	void (*release)(struct rdma_conn *c);
-};
-extern const struct iser_io *iser_io;
+extern const struct rdma_io *iser_io;
 
 /* Login PDUs carry at most 8 KiB of data (ib_iser's login buffers). */
 #define ISER_LOGIN_DSL 8192

@@ -21,6 +21,7 @@
 #include "transports/srp/srp_ident.h"
 #include "transports/srp/srp_login.h"
 #include "transports/srp/srp_proto.h"
+#include "transports/rdma/rdma_io.h"
 
 #define SRPT_DEFAULT_PORT    5555
 #define SRPT_MAX_XFER	     (8u << 20) /* most data one SRP_CMD moves; VPD B0 says so per nexus */
@@ -144,29 +145,7 @@ void srpt_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
 
 /* The verbs layer's connection calls, as the SRP code makes them (srp_io.c): the real ones, or
  * a test's stand-ins. */
-struct srpt_io {
-	void *(*priv)(const struct rdma_conn *c);
-	void (*set_priv)(struct rdma_conn *c, void *priv);
-	const char *(*name)(const struct rdma_conn *c);
-	void *(*ctx)(struct rdma_conn *c); /* the service's context: the srpt_ctx */
-	int (*accept)(struct rdma_conn *c, const struct rdma_conn_params *p);
-	void (*reject)(struct rdma_conn *c, const void *priv, uint8_t priv_len);
-	struct rdma_buf *(*send_buf)(struct rdma_conn *c);
-	void (*put_send_buf)(struct rdma_conn *c, struct rdma_buf *b);
-	int (*send)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
-		    struct rdma_op *op);
-	int (*write_send)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-			  const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
-			  struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op);
-	int (*read)(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-		    const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op);
-	void (*repost)(struct rdma_conn *c, struct rdma_buf *b);
-	void (*disconnect)(struct rdma_conn *c);
-	void (*release)(struct rdma_conn *c);
-	struct rdma_pool *(*pool)(struct rdma_conn *c);
-	void (*call)(struct rdma_conn *c, struct rdma_msg *m);
-};
-extern const struct srpt_io *srpt_io;
+extern const struct rdma_io *srpt_io;
 
 /* srp_transport.c: the driver attributes (d: report errors there) */
 int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct diag *d);

@@ -1,30 +1,6 @@
-/* The verbs layer as the SRP target uses it, through one table (srpt_io): the real
- * transports/rdma functions here; tests put a fake in its place to run channels, commands and
- * task management against the real SCSI core without an RDMA device. */
+/* The verbs layer as the SRP target uses it: the real one (rdma_verbs_io) unless a test puts a
+ * fake in its place to run channels, commands and task management against the real SCSI core
+ * without an RDMA device. */
 #include "transports/srp/srp_int.h"
 
-static void *ctx_of(struct rdma_conn *c)
-{
-	return rdma_srv_ctx(rdma_conn_srv(c));
-}
-
-static const struct srpt_io verbs_io = {
-    .priv = rdma_conn_priv,
-    .set_priv = rdma_conn_set_priv,
-    .name = rdma_conn_name,
-    .ctx = ctx_of,
-    .accept = rdma_conn_accept,
-    .reject = rdma_conn_reject,
-    .send_buf = rdma_conn_send_buf,
-    .put_send_buf = rdma_conn_put_send_buf,
-    .send = rdma_conn_send,
-    .write_send = rdma_conn_write_send,
-    .read = rdma_conn_read,
-    .repost = rdma_conn_repost,
-    .disconnect = rdma_conn_disconnect,
-    .release = rdma_conn_release,
-    .pool = rdma_conn_pool,
-    .call = rdma_conn_call,
-};
-
-const struct srpt_io *srpt_io = &verbs_io;
+const struct rdma_io *srpt_io = &rdma_verbs_io;
