@@ -12,7 +12,7 @@ BENCH_LIBS := -liscsi -luring -lm
 TEST_LIBS  := -lcriterion
 
 # Everything but program entry points goes into libutgt.a, so unit tests link the same objects.
-CORE_SRCS  := $(wildcard scsi/*.c scsi/backstore/*.c target/*.c transports/*/*.c)
+CORE_SRCS  := $(wildcard common/*.c scsi/*.c scsi/backstore/*.c target/*.c transports/*/*.c)
 CORE_MAINS := target/utgtd_main.c target/utgtadm_main.c
 CORE_LIB_SRCS := $(filter-out $(CORE_MAINS),$(CORE_SRCS))
 BENCH_SRCS := $(wildcard initiator/*.c)

@@ -1,0 +1,369 @@
+/* The event loop of common/ut_thread.h.  The inbox is a lock-free LIFO the loop reverses into
+ * arrival order; only the push onto an empty inbox writes the eventfd, because the loop reads
+ * the eventfd before it takes the list, so a later push onto an empty list wakes it again. */
+#include "common/ut_thread.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS   64
+#define MAX_SLEEP_MS 1000 /* an idle loop still looks at its stop flag this often */
+
+static __thread struct ut_thread *tls_current;
+
+struct ut_thread *ut_thread_current(void)
+{
+	return tls_current;
+}
+
+uint64_t ut_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void inbox_ready(struct ut_watch *w, uint32_t events)
+{
+	uint64_t v;
+	(void)events;
+
+	/* messages are taken after the fd callbacks; this only rearms the eventfd */
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+}
+
+int ut_thread_init(struct ut_thread *t, const char *name)
+{
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name ? name : "ut");
+	t->cpu = -1;
+	t->evfd = -1;
+	atomic_init(&t->inbox, NULL);
+	atomic_init(&t->stop, false);
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epfd < 0)
+		return -errno;
+	t->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (t->evfd < 0)
+		goto fail;
+	t->inbox_watch.fn = inbox_ready;
+	t->inbox_watch.fd = t->evfd;
+	if (ut_thread_watch(t, &t->inbox_watch, EPOLLIN))
+		goto fail;
+	t->now_ms = ut_clock_ms();
+	return 0;
+fail:
+	e = errno;
+	ut_thread_fini(t);
+	return -e;
+}
+
+void ut_thread_fini(struct ut_thread *t)
+{
+	if (t->evfd >= 0)
+		close(t->evfd);
+	if (t->epfd >= 0)
+		close(t->epfd);
+	t->evfd = t->epfd = -1;
+}
+
+void ut_thread_post(struct ut_thread *t, struct ut_msg *m)
+{
+	struct ut_msg *old;
+
+	if (tls_current == t) {
+		m->next = NULL;
+		if (t->local_tail)
+			t->local_tail->next = m;
+		else
+			t->local_head = m;
+		t->local_tail = m;
+		return;
+	}
+	old = atomic_load_explicit(&t->inbox, memory_order_relaxed);
+	do {
+		m->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&t->inbox, &old, m, memory_order_release,
+							memory_order_relaxed));
+	if (!old) {
+		uint64_t one = 1;
+		ssize_t r;
+
+		do
+			r = write(t->evfd, &one, sizeof(one));
+		while (r < 0 && errno == EINTR);
+	}
+}
+
+unsigned ut_thread_drain(struct ut_thread *t)
+{
+	unsigned n = 0;
+
+	for (;;) {
+		struct ut_msg *m = atomic_exchange_explicit(&t->inbox, NULL, memory_order_acquire);
+		struct ut_msg *rev = NULL;
+
+		while (m) { /* pushed newest first: reverse into arrival order */
+			struct ut_msg *nx = m->next;
+
+			m->next = rev;
+			rev = m;
+			m = nx;
+		}
+		while (rev) {
+			struct ut_msg *nx = rev->next;
+
+			rev->fn(rev);
+			rev = nx;
+			n++;
+		}
+		/* messages may post more of their own: loop until both lists are empty */
+		while (t->local_head) {
+			struct ut_msg *lm = t->local_head;
+
+			t->local_head = lm->next;
+			if (!t->local_head)
+				t->local_tail = NULL;
+			lm->fn(lm);
+			n++;
+		}
+		if (!atomic_load_explicit(&t->inbox, memory_order_relaxed))
+			break;
+	}
+	t->msgs += n;
+	return n;
+}
+
+struct sync_call {
+	struct ut_msg m;
+	void (*fn)(void *arg);
+	void *arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void sync_fn(struct ut_msg *m)
+{
+	struct sync_call *s = (struct sync_call *)m;
+
+	s->fn(s->arg);
+	pthread_mutex_lock(&s->lock);
+	s->done = true;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void ut_thread_call_sync(struct ut_thread *t, void (*fn)(void *arg), void *arg)
+{
+	struct sync_call s = {.m.fn = sync_fn, .fn = fn, .arg = arg};
+
+	if (tls_current == t || !t->started) {
+		fn(arg);
+		return;
+	}
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	ut_thread_post(t, &s.m);
+	pthread_mutex_lock(&s.lock);
+	while (!s.done)
+		pthread_cond_wait(&s.cv, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	pthread_mutex_destroy(&s.lock);
+	pthread_cond_destroy(&s.cv);
+}
+
+int ut_thread_watch(struct ut_thread *t, struct ut_watch *w, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+
+	return epoll_ctl(t->epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
+}
+
+int ut_thread_modify(struct ut_thread *t, struct ut_watch *w, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+
+	return epoll_ctl(t->epfd, EPOLL_CTL_MOD, w->fd, &ev) ? -errno : 0;
+}
+
+void ut_thread_unwatch(struct ut_thread *t, struct ut_watch *w)
+{
+	epoll_ctl(t->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+}
+
+void ut_thread_add_timer(struct ut_thread *t, struct ut_timer *tm)
+{
+	tm->due_ms = ut_clock_ms() + tm->period_ms;
+	tm->next = t->timers;
+	t->timers = tm;
+}
+
+void ut_thread_del_timer(struct ut_thread *t, struct ut_timer *tm)
+{
+	for (struct ut_timer **pp = &t->timers; *pp; pp = &(*pp)->next)
+		if (*pp == tm) {
+			*pp = tm->next;
+			return;
+		}
+}
+
+void ut_thread_add_poller(struct ut_thread *t, struct ut_poller *p)
+{
+	p->next = t->pollers;
+	t->pollers = p;
+}
+
+void ut_thread_del_poller(struct ut_thread *t, struct ut_poller *p)
+{
+	for (struct ut_poller **pp = &t->pollers; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+}
+
+static int sleep_ms(const struct ut_thread *t, bool busy)
+{
+	uint64_t wait = MAX_SLEEP_MS;
+
+	if (busy || t->local_head || atomic_load_explicit(&t->inbox, memory_order_relaxed))
+		return 0;
+	for (const struct ut_timer *tm = t->timers; tm; tm = tm->next) {
+		if (tm->due_ms <= t->now_ms)
+			return 0;
+		if (tm->due_ms - t->now_ms < wait)
+			wait = tm->due_ms - t->now_ms;
+	}
+	return (int)wait;
+}
+
+static bool run_pollers(struct ut_thread *t)
+{
+	bool busy = false;
+
+	for (struct ut_poller *p = t->pollers, *nx; p; p = nx) {
+		nx = p->next; /* a poller may remove itself */
+		busy |= p->fn(p);
+	}
+	return busy;
+}
+
+static void run_timers(struct ut_thread *t)
+{
+	for (struct ut_timer *tm = t->timers, *nx; tm; tm = nx) {
+		nx = tm->next; /* a timer may remove itself */
+		if (tm->due_ms > t->now_ms)
+			continue;
+		/* no catching up after a stall: the next one is a period from now */
+		tm->due_ms = t->now_ms + tm->period_ms;
+		tm->fn(tm);
+	}
+}
+
+void ut_thread_run(struct ut_thread *t)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	struct ut_thread *outer = tls_current;
+	bool busy = false;
+
+	tls_current = t;
+	t->err = 0;
+	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
+		int n = epoll_wait(t->epfd, evs, MAX_EVENTS, sleep_ms(t, busy));
+
+		if (n < 0) {
+			if (errno != EINTR) {
+				t->err = errno;
+				break;
+			}
+			n = 0;
+		}
+		t->rounds++;
+		t->now_ms = ut_clock_ms();
+		for (int i = 0; i < n; i++) {
+			struct ut_watch *w = evs[i].data.ptr;
+
+			if (w != &t->inbox_watch && (evs[i].events & (EPOLLHUP | EPOLLRDHUP))) {
+				w->fn(w, evs[i].events);
+				evs[i].events = 0;
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			struct ut_watch *w = evs[i].data.ptr;
+
+			if (evs[i].events)
+				w->fn(w, evs[i].events);
+		}
+		ut_thread_drain(t);
+		busy = run_pollers(t);
+		run_timers(t);
+	}
+	ut_thread_drain(t);
+	tls_current = outer;
+}
+
+static void *thread_main(void *arg)
+{
+	struct ut_thread *t = arg;
+
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			t->cpu = -1;
+	}
+	pthread_setname_np(pthread_self(), t->name);
+	ut_thread_run(t);
+	return NULL;
+}
+
+int ut_thread_start(struct ut_thread *t, int cpu)
+{
+	int rc;
+
+	t->cpu = cpu;
+	atomic_store(&t->stop, false);
+	t->started = true; /* before the thread runs: call_sync must post, not run inline */
+	rc = pthread_create(&t->thr, NULL, thread_main, t);
+	if (rc) {
+		t->started = false;
+		return -rc;
+	}
+	return 0;
+}
+
+void ut_thread_stop(struct ut_thread *t)
+{
+	atomic_store_explicit(&t->stop, true, memory_order_release);
+	if (tls_current != t) {
+		/* wake it so the flag is seen now, not after its longest sleep */
+		uint64_t one = 1;
+		ssize_t r;
+
+		do
+			r = write(t->evfd, &one, sizeof(one));
+		while (r < 0 && errno == EINTR);
+	}
+}
+
+void ut_thread_join(struct ut_thread *t)
+{
+	if (!t->started)
+		return;
+	ut_thread_stop(t);
+	pthread_join(t->thr, NULL);
+	t->started = false;
+}
