@@ -1,5 +1,5 @@
 /* Worker threads: messages posted from many threads all arrive, once, in each producer's
- * order; posts from the worker itself run in the same round without a wakeup. */
+ * order; posts from the worker itself run on it; new connections go to the least loaded. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #define PER	  20000
 
 struct tmsg {
-	struct iscsit_msg m;
+	struct ut_msg m;
 	int producer;
 	int seq;
 };
@@ -22,11 +22,11 @@ static int last_seq[PRODUCERS];
 static int total, out_of_order, wrong_thread;
 static struct iscsit_worker *target_w;
 
-static void tmsg_fn(struct iscsit_msg *m)
+static void tmsg_fn(struct ut_msg *m)
 {
 	struct tmsg *t = (struct tmsg *)m;
 
-	if (!iscsit_on_worker(target_w))
+	if (!ut_thread_is_current(&target_w->ut))
 		wrong_thread++;
 	if (t->seq != last_seq[t->producer] + 1)
 		out_of_order++;
@@ -48,7 +48,7 @@ static void *producer(void *arg)
 		t->m.fn = tmsg_fn;
 		t->producer = p;
 		t->seq = i;
-		iscsit_worker_post(target_w, &t->m);
+		ut_thread_post(&target_w->ut, &t->m);
 	}
 	return NULL;
 }
@@ -90,22 +90,22 @@ Test(iscsi_worker, posts_from_many_threads)
 
 /* A message that posts more messages from the worker thread itself. */
 struct chain {
-	struct iscsit_msg m;
+	struct ut_msg m;
 	int left;
 };
 
-static void chain_fn(struct iscsit_msg *m)
+static void chain_fn(struct ut_msg *m)
 {
 	struct chain *c = (struct chain *)m;
 
-	if (!iscsit_on_worker(target_w))
+	if (!ut_thread_is_current(&target_w->ut))
 		wrong_thread++;
 	pthread_mutex_lock(&mu);
 	total++;
 	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
 	if (c->left-- > 0)
-		iscsit_worker_post(target_w, &c->m); /* local queue: same thread */
+		ut_thread_post(&target_w->ut, &c->m); /* local queue: same thread */
 	else
 		free(c);
 }
@@ -122,9 +122,30 @@ Test(iscsi_worker, local_posts_run_on_the_worker)
 	target_w = &ctx.workers[0];
 	c->m.fn = chain_fn;
 	c->left = 999;
-	iscsit_worker_post(target_w, &c->m);
+	ut_thread_post(&target_w->ut, &c->m);
 	cr_assert(wait_total(1000));
 	cr_assert_eq(wrong_thread, 0);
-	cr_assert(!iscsit_on_worker(target_w), "the test thread is not the worker");
+	cr_assert(!ut_thread_is_current(&target_w->ut), "the test thread is not the worker");
+	iscsit_workers_stop(&ctx);
+}
+
+Test(iscsi_worker, pick_spreads_over_the_least_loaded)
+{
+	struct iscsit_ctx ctx;
+	unsigned count[3] = {0};
+	char err[128];
+
+	memset(&ctx, 0, sizeof(ctx));
+	cr_assert_eq(iscsit_workers_start(&ctx, 3, err, sizeof(err)), 0, "%s", err);
+	/* worker 1 already serves 5 connections: the next 5 go to workers 0 and 2 */
+	atomic_store(&ctx.workers[1].nconns, 5);
+	for (int i = 0; i < 10; i++)
+		count[iscsit_worker_pick(&ctx) - ctx.workers]++;
+	cr_assert_eq(count[1], 0, "the busy worker got %u", count[1]);
+	cr_assert_eq(count[0], 5);
+	cr_assert_eq(count[2], 5);
+	cr_assert_eq(atomic_load(&ctx.workers[0].nconns), 5, "a pick counts at once");
+	for (unsigned i = 0; i < 3; i++)
+		atomic_store(&ctx.workers[i].nconns, 0);
 	iscsit_workers_stop(&ctx);
 }

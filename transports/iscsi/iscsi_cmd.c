@@ -224,7 +224,7 @@ static void fail_task(struct iscsit_task *t, enum scsi_sr sr)
 
 /* ---------------------------------------------------------------- execution */
 
-static void task_complete_fn(struct iscsit_msg *m)
+static void task_complete_fn(struct ut_msg *m)
 {
 	struct iscsit_task *t =
 	    (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
@@ -253,7 +253,7 @@ static void task_done_cb(struct scsi_task *st)
 
 	/* Any thread: hand the task back to its connection's worker. */
 	t->msg.fn = task_complete_fn;
-	iscsit_worker_post(t->conn->w, &t->msg);
+	ut_thread_post(&t->conn->w->ut, &t->msg);
 }
 
 static enum scsi_task_attr map_attr(uint8_t a)
@@ -296,7 +296,7 @@ void iscsit_task_submit(struct iscsit_task *t)
 	st->done = task_done_cb;
 	st->priv = t;
 	t->state = TS_EXEC;
-	t->started = c->w->now;
+	t->started = iscsit_now(c->w);
 	c->nexec++;
 	scsi_task_execute(st);
 }

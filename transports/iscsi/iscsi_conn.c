@@ -36,7 +36,7 @@ static void update_events(struct iscsit_conn *c)
 	if (off != c->rx_off || c->tx.blocked != c->want_out) {
 		c->rx_off = off;
 		c->want_out = c->tx.blocked;
-		iscsit_worker_modify(c->w, c->fd, c, ev);
+		ut_thread_modify(&c->w->ut, &c->watch, ev);
 	}
 }
 
@@ -153,7 +153,7 @@ static int on_pdu(void *ctx, struct iscsit_rx *rx)
 	struct iscsit_conn *c = ctx;
 	uint8_t op = bhs_opcode(rx->bhs);
 
-	c->last_rx = c->w->now;
+	c->last_rx = iscsit_now(c->w);
 	c->nop_ttt = ISCSI_RSVD_TAG; /* any PDU proves the initiator alive */
 	c->w->pdus_in++;
 	if (c->state == CONN_LOGIN)
@@ -284,6 +284,17 @@ void iscsit_conn_output(struct iscsit_conn *c)
 
 /* ---------------------------------------------------------------- lifetime */
 
+static void sock_ready(struct ut_watch *w, uint32_t events)
+{
+	struct iscsit_conn *c =
+	    (struct iscsit_conn *)((char *)w - offsetof(struct iscsit_conn, watch));
+
+	if (events & EPOLLOUT)
+		iscsit_conn_mark_dirty(c);
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+		iscsit_conn_input(c);
+}
+
 struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p)
 {
 	struct iscsit_ctx *ctx = w->ctx;
@@ -303,14 +314,16 @@ struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscs
 	c->state = CONN_LOGIN;
 	c->nop_ttt = ISCSI_RSVD_TAG;
 	c->next_ttt = 1;
-	c->login_start = c->last_rx = w->now;
+	c->login_start = c->last_rx = iscsit_now(w);
 	len = sizeof(c->peer);
 	getpeername(fd, (struct sockaddr *)&c->peer, &len);
 	len = sizeof(c->local);
 	getsockname(fd, (struct sockaddr *)&c->local, &len);
 	iscsit_sockaddr_str(&c->peer, c->peer_str, sizeof(c->peer_str), true);
 	iscsit_sockaddr_str(&c->local, c->local_str, sizeof(c->local_str), true);
-	if (iscsit_worker_watch(w, fd, c, EPOLLIN | EPOLLRDHUP)) {
+	c->watch.fn = sock_ready;
+	c->watch.fd = fd;
+	if (ut_thread_watch(&w->ut, &c->watch, EPOLLIN | EPOLLRDHUP)) {
 		iscsit_rx_free(&c->rx);
 		free(c);
 		atomic_fetch_sub(&w->nconns, 1);
@@ -322,7 +335,7 @@ struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscs
 	w->conns = c;
 	atomic_fetch_add(&ctx->nconns, 1);
 	iscsit_log("conn %llu: %s -> %s (portal %s) served by worker %u on cpu %d",
-		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, w->idx, w->cpu);
+		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, w->idx, w->ut.cpu);
 	return c;
 }
 
@@ -336,7 +349,7 @@ void iscsit_conn_close(struct iscsit_conn *c, const char *why)
 		   (unsigned long long)c->tx.bytes);
 	c->state = CONN_CLOSING;
 	if (c->fd >= 0) {
-		iscsit_worker_unwatch(c->w, c->fd);
+		ut_thread_unwatch(&c->w->ut, &c->watch);
 		shutdown(c->fd, SHUT_RDWR);
 		close(c->fd);
 		c->fd = -1;
@@ -413,12 +426,12 @@ void iscsit_conn_put(struct iscsit_conn *c)
 }
 
 struct close_msg {
-	struct iscsit_msg m;
+	struct ut_msg m;
 	struct iscsit_conn *c;
 	const char *why;
 };
 
-static void close_fn(struct iscsit_msg *m)
+static void close_fn(struct ut_msg *m)
 {
 	struct close_msg *cm = (struct close_msg *)m;
 	struct iscsit_conn *c = cm->c;
@@ -439,7 +452,7 @@ void iscsit_conn_close_async(struct iscsit_conn *c, const char *why)
 	cm->m.fn = close_fn;
 	cm->c = c;
 	cm->why = why;
-	iscsit_worker_post(c->w, &cm->m);
+	ut_thread_post(&c->w->ut, &cm->m);
 }
 
 void iscsit_conn_enter_ffp(struct iscsit_conn *c)
@@ -448,7 +461,7 @@ void iscsit_conn_enter_ffp(struct iscsit_conn *c)
 	c->rx.hdigest_on = c->sess->p.header_digest;
 	c->rx.ddigest_on = c->sess->p.data_digest;
 	c->rx.max_dsl = c->sess->p.max_recv_dsl;
-	c->last_rx = c->w->now;
+	c->last_rx = iscsit_now(c->w);
 }
 
 void iscsit_conn_tick(struct iscsit_conn *c, time_t now)

@@ -2,7 +2,7 @@
  * threads, connections, sessions and tasks.  Shared by the iscsi_*.c files only.
  *
  * Threading: every connection belongs to one worker thread, which alone touches it (rx, tx,
- * login, its tasks).  Other threads talk to a worker only by posting a struct iscsit_msg to
+ * login, its tasks).  Other threads talk to a worker only by posting a struct ut_msg to
  * its inbox (a lock-free list plus an eventfd), which is how backstore completions come back.
  * The session table has a mutex used at login/logout only; the I/O path takes no global lock. */
 #ifndef UTGT_ISCSI_INT_H
@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/ut_thread.h"
 #include "scsi/scsi_task.h"
 #include "target/tgt_model.h"
 #include "transports/iscsi/iscsi_params.h"
@@ -37,12 +38,6 @@ extern int iscsit_debug; /* UTGT_ISCSI_DEBUG=1 in the environment */
 			iscsit_log(__VA_ARGS__);                                                   \
 	} while (0)
 
-/* ---------------------------------------------------------------- cross-thread messages */
-struct iscsit_msg {
-	struct iscsit_msg *next;
-	void (*fn)(struct iscsit_msg *m);
-};
-
 /* ---------------------------------------------------------------- configuration */
 struct iscsit_chap_user {
 	char name[256];
@@ -57,6 +52,8 @@ struct iscsit_auth {
 };
 
 struct iscsit_portal {
+	struct ut_watch watch; /* on worker 0, which accepts */
+	struct iscsit_ctx *ctx;
 	int fd;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -117,45 +114,44 @@ struct iscsit_ctx {
 /* ---------------------------------------------------------------- worker threads */
 #define ISCSIT_BUF_CLASSES 13 /* cached data buffers 4 KiB .. 16 MiB (iscsi_buf.c) */
 
+/* A worker: one ut_thread (common/ut_thread.h) and the connections that live on it.  Each
+ * round of its loop, after fd events and messages: staged input is processed, then every
+ * connection with output is flushed, so many responses leave in one send; once a second,
+ * NOP-In pings and timeouts. */
 struct iscsit_worker {
+	struct ut_thread ut;
+	struct ut_poller round;
+	struct ut_timer tick;
 	struct iscsit_ctx *ctx;
 	unsigned idx;
-	int cpu; /* -1 when not pinned */
-	pthread_t thr;
-	bool started;
-	int epfd, evfd;
-	_Atomic(struct iscsit_msg *) inbox;
-	struct iscsit_msg *local_head, *local_tail; /* posted from this worker itself */
-	struct iscsit_conn *conns;		    /* every connection this worker serves */
-	struct iscsit_conn *ready;		    /* connections with staged input to process */
-	struct iscsit_conn *dirty;		    /* connections with output to flush */
+	struct iscsit_conn *conns; /* every connection this worker serves */
+	struct iscsit_conn *ready; /* connections with staged input to process */
+	struct iscsit_conn *dirty; /* connections with output to flush */
 	atomic_uint nconns;
-	atomic_bool stop;
-	time_t now;
 	/* counters */
-	uint64_t wakeups, msgs, pdus_in, pdus_out;
+	uint64_t pdus_in, pdus_out;
 	/* data buffer cache, this thread only */
 	void *bufs[ISCSIT_BUF_CLASSES];
 	unsigned nbufs[ISCSIT_BUF_CLASSES];
 };
+
+/* Seconds of the monotonic clock at the start of the worker's current round. */
+static inline time_t iscsit_now(const struct iscsit_worker *w)
+{
+	return (time_t)(ut_thread_now_ms(&w->ut) / 1000);
+}
 
 /* iscsi_buf.c: page-aligned command buffers; w may be NULL (no caching). */
 void *iscsit_buf_get(struct iscsit_worker *w, size_t len, size_t *cap);
 void iscsit_buf_put(struct iscsit_worker *w, void *p, size_t cap);
 void iscsit_buf_drain(struct iscsit_worker *w);
 
-/* Post m to worker w from any thread; m->fn(m) runs on w's thread. */
-void iscsit_worker_post(struct iscsit_worker *w, struct iscsit_msg *m);
-/* Is the calling thread w? */
-bool iscsit_on_worker(const struct iscsit_worker *w);
 int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t errlen);
 void iscsit_workers_stop(struct iscsit_ctx *ctx);
+/* The least loaded worker (ties broken round-robin), counted as one connection busier. */
+struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx);
 /* Hand an accepted socket to the least loaded worker. */
 void iscsit_worker_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal);
-/* Epoll registration helpers (the worker owns its epoll set). */
-int iscsit_worker_watch(struct iscsit_worker *w, int fd, void *ptr, uint32_t events);
-void iscsit_worker_unwatch(struct iscsit_worker *w, int fd);
-void iscsit_worker_modify(struct iscsit_worker *w, int fd, void *ptr, uint32_t events);
 
 /* ---------------------------------------------------------------- transmit queue */
 enum iscsit_txe_kind {
@@ -212,7 +208,7 @@ struct iscsit_r2t {
 
 struct iscsit_task {
 	struct scsi_task st;
-	struct iscsit_msg msg; /* completion, posted back from the core's thread */
+	struct ut_msg msg; /* completion, posted back from the core's thread */
 	struct iscsit_conn *conn;
 	struct iscsit_task *hnext; /* ITT hash chain */
 	struct iscsit_task *qnext; /* CmdSN wait queue */
@@ -291,6 +287,7 @@ struct iscsit_conn {
 	struct iscsit_conn *wprev, *wnext; /* worker's list */
 	struct iscsit_conn *ready_next, *dirty_next;
 	bool on_ready, on_dirty;
+	struct ut_watch watch; /* the socket, on the worker's loop */
 	int fd;
 	struct iscsit_portal *portal;
 	struct sockaddr_storage peer, local;
@@ -337,8 +334,8 @@ struct iscsit_conn {
 	const char *close_why;
 	/* reinstatement */
 	struct iscsit_session *wait_for;
-	struct iscsit_msg resume_msg;
-	struct iscsit_msg close_msg;
+	struct ut_msg resume_msg;
+	struct ut_msg close_msg;
 	bool close_msg_busy;
 	bool async_logout_sent;
 };

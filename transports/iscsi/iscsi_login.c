@@ -165,10 +165,11 @@ static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, stru
 		   "HeaderDigest %s DataDigest %s MRDSL %u/%u MaxBurst %u FirstBurst %u "
 		   "InitialR2T %s ImmediateData %s",
 		   (unsigned long long)c->id, l->p.discovery ? "discovery" : "normal", s->tsih, hex,
-		   l->p.initiator_name, c->tgt ? c->tgt->name : "(discovery)", c->w->idx, c->w->cpu,
-		   s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None",
-		   s->p.max_recv_dsl, s->p.max_xmit_dsl, s->p.max_burst, s->p.first_burst,
-		   s->p.initial_r2t ? "Yes" : "No", s->p.immediate_data ? "Yes" : "No");
+		   l->p.initiator_name, c->tgt ? c->tgt->name : "(discovery)", c->w->idx,
+		   c->w->ut.cpu, s->p.header_digest ? "CRC32C" : "None",
+		   s->p.data_digest ? "CRC32C" : "None", s->p.max_recv_dsl, s->p.max_xmit_dsl,
+		   s->p.max_burst, s->p.first_burst, s->p.initial_r2t ? "Yes" : "No",
+		   s->p.immediate_data ? "Yes" : "No");
 	iscsit_login_free(c);
 	return RX_CB_OK;
 }

@@ -42,7 +42,7 @@ void iscsit_nop_ping(struct iscsit_conn *c)
 	if (c->next_ttt == ISCSI_RSVD_TAG)
 		c->next_ttt = 1;
 	c->nop_ttt = c->next_ttt++;
-	c->nop_sent = c->w->now;
+	c->nop_sent = iscsit_now(c->w);
 	/* A ping does not consume a StatSN (RFC 7143 11.19.6). */
 	iscsit_conn_sn(c, &sn, false);
 	iscsi_bhs_nop_in(hdr, NULL, ISCSI_RSVD_TAG, c->nop_ttt, &sn, 0);

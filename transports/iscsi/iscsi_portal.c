@@ -166,6 +166,15 @@ static int open_one(struct iscsit_portal *p, char *err, size_t errlen)
 	return 0;
 }
 
+static void portal_ready(struct ut_watch *w, uint32_t events)
+{
+	struct iscsit_portal *p =
+	    (struct iscsit_portal *)((char *)w - offsetof(struct iscsit_portal, watch));
+
+	(void)events;
+	iscsit_portal_accept(p->ctx, p);
+}
+
 int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
 {
 	const char *vals[64];
@@ -207,12 +216,16 @@ int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
 		}
 		ctx->nportals++;
 	}
-	/* Portals are registered after the array is final (is_portal() checks the range). */
 	for (unsigned i = 0; i < ctx->nportals; i++) {
 		struct iscsit_portal *p = &ctx->portals[i];
+		int rc;
 
-		if (iscsit_worker_watch(&ctx->workers[0], p->fd, p, EPOLLIN)) {
-			snprintf(err, errlen, "listen %s: epoll: %s", p->str, strerror(errno));
+		p->ctx = ctx;
+		p->watch.fn = portal_ready;
+		p->watch.fd = p->fd;
+		rc = ut_thread_watch(&ctx->workers[0].ut, &p->watch, EPOLLIN);
+		if (rc) {
+			snprintf(err, errlen, "listen %s: epoll: %s", p->str, strerror(-rc));
 			return -1;
 		}
 		iscsit_log("listening on %s", p->str);
@@ -225,30 +238,16 @@ static void portals_close_here(struct iscsit_ctx *ctx)
 	for (unsigned i = 0; i < ctx->nportals; i++) {
 		if (ctx->portals[i].fd >= 0) {
 			if (ctx->nworkers)
-				iscsit_worker_unwatch(&ctx->workers[0], ctx->portals[i].fd);
+				ut_thread_unwatch(&ctx->workers[0].ut, &ctx->portals[i].watch);
 			close(ctx->portals[i].fd);
 			ctx->portals[i].fd = -1;
 		}
 	}
 }
 
-struct close_msg {
-	struct iscsit_msg m;
-	struct iscsit_ctx *ctx;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done;
-};
-
-static void close_fn(struct iscsit_msg *m)
+static void close_fn(void *ctx)
 {
-	struct close_msg *cm = (struct close_msg *)m;
-
-	portals_close_here(cm->ctx);
-	pthread_mutex_lock(&cm->lock);
-	cm->done = true;
-	pthread_cond_signal(&cm->cond);
-	pthread_mutex_unlock(&cm->lock);
+	portals_close_here(ctx);
 }
 
 /* Worker 0 accepts on the portals, so it is the one that closes them: closed from another
@@ -256,21 +255,11 @@ static void close_fn(struct iscsit_msg *m)
  * accept4() on it.  The caller waits until they are closed. */
 void iscsit_portals_close(struct iscsit_ctx *ctx)
 {
-	struct close_msg cm = {.m.fn = close_fn, .ctx = ctx};
-
-	if (!ctx->nworkers || !ctx->workers[0].started || iscsit_on_worker(&ctx->workers[0])) {
+	if (!ctx->nworkers) {
 		portals_close_here(ctx);
 		return;
 	}
-	pthread_mutex_init(&cm.lock, NULL);
-	pthread_cond_init(&cm.cond, NULL);
-	iscsit_worker_post(&ctx->workers[0], &cm.m);
-	pthread_mutex_lock(&cm.lock);
-	while (!cm.done)
-		pthread_cond_wait(&cm.cond, &cm.lock);
-	pthread_mutex_unlock(&cm.lock);
-	pthread_cond_destroy(&cm.cond);
-	pthread_mutex_destroy(&cm.lock);
+	ut_thread_call_sync(&ctx->workers[0].ut, close_fn, ctx);
 }
 
 void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)

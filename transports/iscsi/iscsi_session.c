@@ -63,7 +63,7 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 	s->exp_cmd_sn = cmd_sn;
 	s->queued_cmds = s->tgt ? s->tgt->params.queued_cmds : 8;
 	s->conn = c;
-	s->created = c->w->now;
+	s->created = iscsit_now(c->w);
 	pthread_mutex_init(&s->lock, NULL);
 
 	isid_hex(isid, hex);
@@ -102,11 +102,11 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 }
 
 struct resume_msg {
-	struct iscsit_msg m;
+	struct ut_msg m;
 	struct iscsit_conn *c;
 };
 
-static void resume_fn(struct iscsit_msg *m)
+static void resume_fn(struct ut_msg *m)
 {
 	struct resume_msg *rm = (struct resume_msg *)m;
 	struct iscsit_conn *c = rm->c;
@@ -145,7 +145,7 @@ void iscsit_session_release(struct iscsit_session *s)
 			atomic_fetch_add(&waiter->refs, 1);
 			rm->m.fn = resume_fn;
 			rm->c = waiter;
-			iscsit_worker_post(waiter->w, &rm->m);
+			ut_thread_post(&waiter->w->ut, &rm->m);
 		}
 	}
 	pthread_mutex_unlock(&ctx->sess_lock);

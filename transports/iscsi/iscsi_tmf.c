@@ -11,7 +11,7 @@
 
 struct iscsit_tmf {
 	struct scsi_tmf tmf;
-	struct iscsit_msg msg;
+	struct ut_msg msg;
 	struct iscsit_conn *c;
 	uint32_t itt;
 	uint8_t func;
@@ -63,7 +63,7 @@ static void cold_reset_others(struct iscsit_conn *c)
 	pthread_mutex_unlock(&ctx->sess_lock);
 }
 
-static void tmf_complete_fn(struct iscsit_msg *m)
+static void tmf_complete_fn(struct ut_msg *m)
 {
 	struct iscsit_tmf *it = (struct iscsit_tmf *)((char *)m - offsetof(struct iscsit_tmf, msg));
 	struct iscsit_conn *c = it->c;
@@ -87,7 +87,7 @@ static void tmf_done_cb(struct scsi_tmf *tmf)
 	struct iscsit_tmf *it = (struct iscsit_tmf *)tmf;
 
 	it->msg.fn = tmf_complete_fn;
-	iscsit_worker_post(it->c->w, &it->msg);
+	ut_thread_post(&it->c->w->ut, &it->msg);
 }
 
 /* Abort locally the tasks the core has not seen; returns how many matched. */

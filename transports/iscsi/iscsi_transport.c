@@ -322,13 +322,13 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 }
 
 struct shutdown_msg {
-	struct iscsit_msg m;
+	struct ut_msg m;
 	struct iscsit_worker *w;
 	bool close_all;
 	unsigned secs;
 };
 
-static void shutdown_fn(struct iscsit_msg *m)
+static void shutdown_fn(struct ut_msg *m)
 {
 	struct shutdown_msg *sm = (struct shutdown_msg *)m;
 	struct iscsit_worker *w = sm->w;
@@ -356,7 +356,7 @@ static void broadcast(struct iscsit_ctx *ctx, bool close_all, unsigned secs)
 		sm->w = &ctx->workers[i];
 		sm->close_all = close_all;
 		sm->secs = secs;
-		iscsit_worker_post(sm->w, &sm->m);
+		ut_thread_post(&sm->w->ut, &sm->m);
 	}
 }
 
