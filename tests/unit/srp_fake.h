@@ -69,7 +69,7 @@ struct fake_conn {
 	/* cross-thread calls */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct rdma_msg *mh, *mt;
+	struct ut_msg *mh, *mt;
 };
 
 static struct fake_conn fc;
@@ -252,7 +252,7 @@ static inline struct rdma_pool *fk_pool(struct rdma_conn *c)
 	return F(c)->pool;
 }
 
-static inline void fk_call(struct rdma_conn *c, struct rdma_msg *m)
+static inline void fk_call(struct rdma_conn *c, struct ut_msg *m)
 {
 	struct fake_conn *f = F(c);
 
@@ -292,7 +292,7 @@ static inline bool fake_step(void)
 	bool any = false;
 
 	for (;;) {
-		struct rdma_msg *m;
+		struct ut_msg *m;
 
 		pthread_mutex_lock(&fc.mu);
 		m = fc.mh;

@@ -1,5 +1,6 @@
-/* Event thread messaging: calls posted from other threads all run, on the target thread, in
- * each sender's order; run_sync returns only after its function ran there. */
+/* The verbs layer's event threads: a service on its own threads runs each thread's work there;
+ * a service on threads lent by the upper layer runs on exactly those, and stopping it leaves
+ * them running (their owner stops them). */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,83 +9,65 @@
 
 static const struct rdma_conn_ops OPS;
 
-struct rec {
-	struct rdma_msg m;
-	int sender, seq;
-};
-
-static pthread_t target_tid;
-static int last_seq[2];
-static atomic_int ran, wrong_thread, out_of_order;
-
-static void rec_fn(struct rdma_msg *m)
+static void whoami(void *arg)
 {
-	struct rec *r = (struct rec *)m;
-
-	if (!pthread_equal(pthread_self(), target_tid))
-		atomic_fetch_add(&wrong_thread, 1);
-	if (r->seq != last_seq[r->sender] + 1)
-		atomic_fetch_add(&out_of_order, 1);
-	last_seq[r->sender] = r->seq;
-	atomic_fetch_add(&ran, 1);
-	free(r);
+	*(struct ut_thread **)arg = ut_thread_current();
 }
 
-static void who(struct rdma_thread *t, void *arg)
-{
-	(void)t;
-	*(pthread_t *)arg = pthread_self();
-}
-
-struct sender {
-	struct rdma_thread *t;
-	int id;
-};
-
-#define N 20000
-
-static void *send_many(void *arg)
-{
-	struct sender *s = arg;
-
-	for (int i = 1; i <= N; i++) {
-		struct rec *r = malloc(sizeof(*r));
-		r->m.fn = rec_fn;
-		r->sender = s->id;
-		r->seq = i;
-		rdma_thread_post(s->t, &r->m);
-	}
-	return NULL;
-}
-
-static void nothing(struct rdma_thread *t, void *arg)
-{
-	(void)t;
-	(void)arg;
-}
-
-Test(rdma_thread, cross_thread_messages)
+Test(rdma_thread, own_threads)
 {
 	struct rdma_srv_cfg cfg = {
 	    .name = "test", .threads = 2, .pool_chunk = 4096, .pool_max = 4096};
 	char err[64];
 	struct rdma_srv *s = rdma_srv_start(&cfg, &OPS, NULL, err, sizeof(err));
-	struct sender a, b;
-	pthread_t ta, tb;
+	struct ut_thread *seen0 = NULL, *seen1 = NULL;
 
-	cr_assert_not_null(s);
-	rdma_thread_run_sync(&s->threads[1], who, &target_tid);
-	cr_assert_not(pthread_equal(target_tid, pthread_self()));
-	a = (struct sender){&s->threads[1], 0};
-	b = (struct sender){&s->threads[1], 1};
-	pthread_create(&ta, NULL, send_many, &a);
-	pthread_create(&tb, NULL, send_many, &b);
-	pthread_join(ta, NULL);
-	pthread_join(tb, NULL);
-	/* a sync call queued after all of them returns after they ran */
-	rdma_thread_run_sync(&s->threads[1], nothing, NULL);
-	cr_assert_eq(atomic_load(&ran), 2 * N);
-	cr_assert_eq(atomic_load(&wrong_thread), 0);
-	cr_assert_eq(atomic_load(&out_of_order), 0);
+	cr_assert_not_null(s, "%s", err);
+	rdma_thread_call_sync(&s->threads[0], whoami, &seen0);
+	rdma_thread_call_sync(&s->threads[1], whoami, &seen1);
+	cr_assert_eq(seen0, &s->threads[0].own);
+	cr_assert_eq(seen1, &s->threads[1].own);
+	cr_assert(s->threads[1].attached, "timer and poller are on the loop");
 	rdma_srv_stop(s);
+}
+
+static int counter_ran;
+static void bump(void *arg)
+{
+	(void)arg;
+	counter_ran++;
+}
+
+Test(rdma_thread, lent_threads_are_used_and_left_running)
+{
+	struct ut_thread lent[2];
+	struct ut_thread *run_on[2] = {&lent[0], &lent[1]};
+	struct rdma_srv_cfg cfg = {
+	    .name = "test", .threads = 2, .run_on = run_on, .pool_chunk = 4096, .pool_max = 4096};
+	char err[64];
+	struct rdma_srv *s;
+	struct ut_thread *seen = NULL;
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(ut_thread_init(&lent[i], "lent"), 0);
+		cr_assert_eq(ut_thread_start(&lent[i], -1), 0);
+	}
+	s = rdma_srv_start(&cfg, &OPS, NULL, err, sizeof(err));
+	cr_assert_not_null(s, "%s", err);
+	rdma_thread_call_sync(&s->threads[1], whoami, &seen);
+	cr_assert_eq(seen, &lent[1]);
+	cr_assert_not(s->threads[1].own_inited, "no thread of its own");
+	/* the lent loop carries the service's timer and poller */
+	cr_assert_not_null(lent[1].timers);
+	cr_assert_not_null(lent[1].pollers);
+	rdma_srv_stop(s);
+	/* gone from the loops, which still run */
+	cr_assert_null(lent[1].timers);
+	cr_assert_null(lent[1].pollers);
+	ut_thread_call_sync(&lent[1], bump, NULL);
+	cr_assert_eq(counter_ran, 1);
+	for (int i = 0; i < 2; i++) {
+		ut_thread_join(&lent[i]);
+		ut_thread_fini(&lent[i]);
+	}
 }

@@ -4,13 +4,15 @@
  * with RDMA READ/WRITE between the peer's memory and a registered data pool, and takes every
  * connection down cleanly on disconnect, device removal and shutdown.
  *
- * Threads.  A service runs N event threads.  Each owns an RDMA/CM event channel, one
- * completion channel per device and an epoll set over them (plus an eventfd inbox and a 1 s
- * timer); it sleeps in epoll_wait unless poll_us asks it to spin on its completion queues for
- * a while after each burst.  A connection lives on one thread: every callback below runs
- * there, and the upper layer calls the rdma_conn_* functions there only (from elsewhere, it
- * posts an rdma_msg with rdma_conn_call).  Thread 0 also owns the listeners; a new connection
- * is moved to the least loaded thread (rdma_migrate_id) before the upper layer sees it.
+ * Threads.  A service runs on N event threads (common/ut_thread.h): its own, or threads the
+ * upper layer lends it (cfg.run_on) so that a connection and what the upper layer keeps for it
+ * live on one thread with no hand-off.  On each, the service watches an RDMA/CM event channel
+ * and one completion channel per device, ticks once a second, and sleeps unless poll_us asks
+ * it to spin on its completion queues for a while after each burst.  A connection lives on one
+ * thread: every callback below runs there, and the upper layer calls the rdma_conn_*
+ * functions there only (from elsewhere, it posts a ut_msg with rdma_conn_call).  Thread 0 also
+ * owns the listeners; a new connection is moved to the least loaded thread (rdma_migrate_id)
+ * before the upper layer sees it.
  *
  * Connection states (enum rdma_conn_state): REQUESTED until the upper layer accepts or
  * rejects; ACCEPTED until RDMA/CM reports ESTABLISHED; LIVE; CLOSING from the first sign of
@@ -25,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "common/ut_thread.h"
 
 struct rdma_srv;
 struct rdma_conn;
@@ -74,12 +78,6 @@ struct rdma_buf {
 	bool recv;
 };
 
-/* A cross-thread call: fn runs on the connection's thread. */
-struct rdma_msg {
-	struct rdma_msg *next;
-	void (*fn)(struct rdma_msg *m);
-};
-
 struct rdma_conn_req {
 	const uint8_t *priv; /* connect private data */
 	uint8_t priv_len;
@@ -124,6 +122,9 @@ struct rdma_srv_cfg {
 	struct sockaddr_storage listen[RDMA_MAX_LISTEN_CFG];
 	unsigned nlisten;
 	unsigned threads; /* event threads, >= 1 */
+	/* Run on these `threads` running ut_threads instead of starting our own (NULL: own).
+	 * They must outlive rdma_srv_stop. */
+	struct ut_thread *const *run_on;
 	unsigned poll_us; /* 0: sleep on completion channels; else spin this long when idle */
 	bool srq;	  /* one shared receive queue per device and thread */
 	uint32_t srq_depth;
@@ -176,7 +177,7 @@ void rdma_conn_disconnect(struct rdma_conn *c);
 void rdma_conn_release(struct rdma_conn *c);
 struct rdma_pool *rdma_conn_pool(struct rdma_conn *c);
 /* From any thread: run m->fn on c's thread. */
-void rdma_conn_call(struct rdma_conn *c, struct rdma_msg *m);
+void rdma_conn_call(struct rdma_conn *c, struct ut_msg *m);
 
 /* ---- helpers (rdma_addr.c, pure) ---- */
 /* "ADDR:PORT", "[IPv6]:PORT" or ":PORT"/"PORT" (wildcard).  0 or -1. */

@@ -8,9 +8,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "target/tgt_log.h"
 #include "transports/rdma/rdma_int.h"
+
+static void cm_ready(struct ut_watch *w, uint32_t events)
+{
+	(void)events;
+	rdma_cm_events((struct rdma_thread *)((char *)w - offsetof(struct rdma_thread, cm_watch)));
+}
 
 static int open_channel(struct rdma_thread *t)
 {
@@ -21,9 +28,11 @@ static int open_channel(struct rdma_thread *t)
 	t->cm = rdma_create_event_channel();
 	if (!t->cm)
 		return -1;
+	t->cm_watch.fn = cm_ready;
+	t->cm_watch.fd = t->cm->fd;
 	fl = fcntl(t->cm->fd, F_GETFL);
 	if (fl < 0 || fcntl(t->cm->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
-	    rdma_thread_watch(t, t->cm->fd, &t->cm_src)) {
+	    ut_thread_watch(t->ut, &t->cm_watch, EPOLLIN)) {
 		rdma_destroy_event_channel(t->cm);
 		t->cm = NULL;
 		return -1;
@@ -139,7 +148,7 @@ static struct rdma_thread *pick_thread(struct rdma_srv *s)
 	return best;
 }
 
-static void request_fn(struct rdma_msg *m)
+static void request_fn(struct ut_msg *m)
 {
 	struct rdma_conn *c = (struct rdma_conn *)((char *)m - offsetof(struct rdma_conn, req_msg));
 	struct rdma_srv *s = c->srv;
@@ -181,7 +190,7 @@ static void connect_request(struct rdma_thread *t, struct rdma_cm_event *ev)
 	}
 	rdma_conn_attach(to, c);
 	c->req_msg.fn = request_fn;
-	rdma_thread_post(to, &c->req_msg);
+	ut_thread_post(to->ut, &c->req_msg);
 }
 
 /* ---- events ---- */

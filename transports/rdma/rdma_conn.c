@@ -43,9 +43,9 @@ struct rdma_pool *rdma_conn_pool(struct rdma_conn *c)
 	return c->dev ? c->dev->pool : NULL;
 }
 
-void rdma_conn_call(struct rdma_conn *c, struct rdma_msg *m)
+void rdma_conn_call(struct rdma_conn *c, struct ut_msg *m)
 {
-	rdma_thread_post(c->t, m);
+	ut_thread_post(c->t->ut, m);
 }
 
 /* ---- creation: the request ---- */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 
 #include "target/tgt_log.h"
@@ -95,7 +96,7 @@ void rdma_dev_destroy(struct rdma_dev *d)
 	srq_destroy(d->srq);
 	rdma_pool_destroy(d->pool);
 	if (d->cc) {
-		rdma_thread_unwatch(t, d->cc->fd);
+		ut_thread_unwatch(t->ut, &d->watch);
 		ibv_destroy_comp_channel(d->cc);
 	}
 	if (d->pd && ibv_dealloc_pd(d->pd))
@@ -104,6 +105,15 @@ void rdma_dev_destroy(struct rdma_dev *d)
 	rdma_log(t->srv, d->removing ? LOG_INFO : LOG_DEBUG, "thread %u: device %s released%s",
 		 t->idx, d->name, d->removing ? " (removed)" : "");
 	free(d);
+}
+
+static void comp_ready(struct ut_watch *w, uint32_t events)
+{
+	struct rdma_dev *d = (struct rdma_dev *)((char *)w - offsetof(struct rdma_dev, watch));
+
+	(void)events;
+	rdma_thread_comp_seen(d->t);
+	rdma_dev_comp_event(d);
 }
 
 struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs)
@@ -134,8 +144,9 @@ struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs)
 	fl = fcntl(d->cc->fd, F_GETFL);
 	if (fl < 0 || fcntl(d->cc->fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		goto fail;
-	d->src = (struct rdma_src){SRC_COMP, d};
-	if (rdma_thread_watch(t, d->cc->fd, &d->src))
+	d->watch.fn = comp_ready;
+	d->watch.fd = d->cc->fd;
+	if (ut_thread_watch(t->ut, &d->watch, EPOLLIN))
 		goto fail;
 	d->pool = rdma_pool_create(d->pd, cfg->pool_chunk, POOL_SLAB, cfg->pool_max);
 	if (!d->pool)

@@ -7,6 +7,8 @@
 #include <rdma/rdma_cma.h>
 #include <stdatomic.h>
 
+#include "common/ut_thread.h"
+
 #include "transports/rdma/rdma.h"
 #include "transports/rdma/rdma_pool.h"
 
@@ -30,13 +32,6 @@ static inline struct rdma_buf *rdma_wrid_buf(uint64_t id)
 	return (struct rdma_buf *)(uintptr_t)(id & ~(uint64_t)RDMA_WRID_RECV);
 }
 
-/* What an epoll entry stands for. */
-enum rdma_src_kind { SRC_INBOX, SRC_TIMER, SRC_CM, SRC_COMP };
-struct rdma_src {
-	enum rdma_src_kind kind;
-	void *obj;
-};
-
 struct rdma_srq {
 	struct ibv_srq *srq;
 	struct rdma_dev *dev;
@@ -53,7 +48,7 @@ struct rdma_dev {
 	struct ibv_device_attr attr;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
-	struct rdma_src src;
+	struct ut_watch watch; /* its completion channel */
 	struct rdma_pool *pool;
 	struct rdma_srq *srq;
 	unsigned nconns;
@@ -92,23 +87,24 @@ struct rdma_conn {
 	/* the connection request, until the upper layer has seen it */
 	struct rdma_conn_req req;
 	uint8_t req_priv[256];
-	struct rdma_msg req_msg;
+	struct ut_msg req_msg;
 };
 
+/* The service's state on one ut_thread. */
 struct rdma_thread {
 	struct rdma_srv *srv;
 	unsigned idx;
-	pthread_t th;
-	bool started;
-	int epfd, evfd, tfd;
-	struct rdma_src inbox_src, timer_src, cm_src;
-	_Atomic(struct rdma_msg *) inbox;
-	struct rdma_msg *local_head, *local_tail;
+	struct ut_thread *ut; /* the loop it runs on: own, or lent (cfg.run_on) */
+	struct ut_thread own;
+	bool own_inited, attached;
+	struct ut_watch cm_watch;
+	struct ut_timer tick;
+	struct ut_poller poller;
+	uint64_t last_comp_us; /* poll_us: when a completion queue last had work */
 	struct rdma_event_channel *cm;
 	struct rdma_dev *devs;
 	struct rdma_conn *conns;
 	unsigned nconns;
-	atomic_bool stop;
 	/* thread 0: the listeners */
 	struct rdma_cm_id *listen_id[RDMA_MAX_LISTEN];
 	int listen_err[RDMA_MAX_LISTEN]; /* last errno logged for it */
@@ -131,15 +127,16 @@ void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* rdma_thread.c */
-void rdma_thread_post(struct rdma_thread *t, struct rdma_msg *m);
-/* Run fn(arg) on t and wait for it. */
-void rdma_thread_run_sync(struct rdma_thread *t, void (*fn)(struct rdma_thread *t, void *arg),
-			  void *arg);
-int rdma_thread_watch(struct rdma_thread *t, int fd, struct rdma_src *src);
-void rdma_thread_unwatch(struct rdma_thread *t, int fd);
-int rdma_thread_init(struct rdma_thread *t);
-void rdma_thread_fini(struct rdma_thread *t);
-void *rdma_thread_main(void *arg);
+/* Run fn(arg) on t's loop and wait for it. */
+void rdma_thread_call_sync(struct rdma_thread *t, void (*fn)(void *arg), void *arg);
+/* Set up t on its loop (own or lent) and start it.  0 or -errno. */
+int rdma_thread_start(struct rdma_thread *t, struct ut_thread *lent);
+/* On t's loop, as the last act of the service there: the watches, timer and poller go. */
+void rdma_thread_detach(struct rdma_thread *t);
+/* After rdma_thread_detach: stop and free an own loop (a lent one keeps running). */
+void rdma_thread_stop(struct rdma_thread *t);
+/* A completion channel of t fired (poll_us: keep spinning a while). */
+void rdma_thread_comp_seen(struct rdma_thread *t);
 
 /* rdma_dev.c */
 struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs);

@@ -26,7 +26,7 @@ struct rdma_io {
 	void (*disconnect)(struct rdma_conn *c);
 	void (*release)(struct rdma_conn *c);
 	struct rdma_pool *(*pool)(struct rdma_conn *c);
-	void (*call)(struct rdma_conn *c, struct rdma_msg *m);
+	void (*call)(struct rdma_conn *c, struct ut_msg *m);
 };
 
 extern const struct rdma_io rdma_verbs_io;

@@ -19,26 +19,27 @@ unsigned rdma_srv_nconns(const struct rdma_srv *s)
 	return atomic_load(&s->nconns);
 }
 
-static void close_fn(struct rdma_thread *t, void *arg)
+static void close_fn(void *arg)
 {
-	(void)arg;
-	rdma_cm_close_listeners(t);
+	rdma_cm_close_listeners(arg);
 }
 
 void rdma_srv_close_listeners(struct rdma_srv *s)
 {
 	atomic_store(&s->closing, true);
-	rdma_thread_run_sync(&s->threads[0], close_fn, NULL);
+	rdma_thread_call_sync(&s->threads[0], close_fn, &s->threads[0]);
 }
 
 struct each {
+	struct rdma_thread *t;
 	void (*fn)(struct rdma_conn *c, void *arg);
 	void *arg;
 };
 
-static void each_fn(struct rdma_thread *t, void *arg)
+static void each_fn(void *arg)
 {
 	struct each *e = arg;
+	struct rdma_thread *t = e->t;
 	struct rdma_conn *c, *nx;
 
 	/* fn may take a connection down and free it: hold them all while walking */
@@ -58,10 +59,11 @@ static void each_fn(struct rdma_thread *t, void *arg)
 
 void rdma_srv_each_conn(struct rdma_srv *s, void (*fn)(struct rdma_conn *c, void *arg), void *arg)
 {
-	struct each e = {fn, arg};
+	for (unsigned i = 0; i < s->nthreads; i++) {
+		struct each e = {&s->threads[i], fn, arg};
 
-	for (unsigned i = 0; i < s->nthreads; i++)
-		rdma_thread_run_sync(&s->threads[i], each_fn, &e);
+		rdma_thread_call_sync(&s->threads[i], each_fn, &e);
+	}
 }
 
 bool rdma_srv_wait_idle(struct rdma_srv *s, unsigned timeout_ms)
@@ -84,27 +86,26 @@ bool rdma_srv_wait_idle(struct rdma_srv *s, unsigned timeout_ms)
 	return idle;
 }
 
-/* On the thread itself, as its last act: everything it owns goes. */
-static void teardown_fn(struct rdma_thread *t, void *arg)
+/* On the thread itself, as the service's last act there: everything it owns goes. */
+static void teardown_fn(void *arg)
 {
-	(void)arg;
+	struct rdma_thread *t = arg;
+
 	rdma_cm_close_listeners(t);
 	while (t->conns)
 		rdma_conn_force_free(t->conns);
 	while (t->devs)
 		rdma_dev_destroy(t->devs);
 	if (t->cm) {
-		rdma_thread_unwatch(t, t->cm->fd);
+		ut_thread_unwatch(t->ut, &t->cm_watch);
 		rdma_destroy_event_channel(t->cm);
 		t->cm = NULL;
 	}
-	atomic_store(&t->stop, true);
+	rdma_thread_detach(t);
 }
 
 static void srv_free(struct rdma_srv *s)
 {
-	for (unsigned i = 0; i < s->nthreads; i++)
-		rdma_thread_fini(&s->threads[i]);
 	free(s->threads);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cv);
@@ -119,11 +120,9 @@ void rdma_srv_stop(struct rdma_srv *s)
 	for (unsigned i = s->nthreads; i-- > 0;) {
 		struct rdma_thread *t = &s->threads[i];
 
-		if (!t->started)
-			continue;
-		rdma_thread_run_sync(t, teardown_fn, NULL);
-		pthread_join(t->th, NULL);
-		t->started = false;
+		if (t->ut)
+			rdma_thread_call_sync(t, teardown_fn, t);
+		rdma_thread_stop(t);
 	}
 	srv_free(s);
 }
@@ -132,7 +131,6 @@ struct rdma_srv *rdma_srv_start(const struct rdma_srv_cfg *cfg, const struct rdm
 				void *ctx, char *err, size_t errlen)
 {
 	struct rdma_srv *s = calloc(1, sizeof(*s));
-	unsigned i;
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
@@ -152,33 +150,24 @@ struct rdma_srv *rdma_srv_start(const struct rdma_srv_cfg *cfg, const struct rdm
 	s->threads = calloc(s->cfg.threads, sizeof(*s->threads));
 	if (!s->threads) {
 		snprintf(err, errlen, "out of memory");
-		goto fail;
+		srv_free(s);
+		return NULL;
 	}
-	for (i = 0; i < s->cfg.threads; i++) {
-		struct rdma_thread *t = &s->threads[i];
-
-		t->srv = s;
-		t->idx = i;
-		if (rdma_thread_init(t)) {
-			snprintf(err, errlen, "event thread setup: %s", strerror(errno));
-			goto fail;
-		}
-		s->nthreads = i + 1;
+	/* Every thread's state exists before any loop runs: a connection request on thread 0
+	 * may be handed to any of them. */
+	for (unsigned i = 0; i < s->cfg.threads; i++) {
+		s->threads[i].srv = s;
+		s->threads[i].idx = i;
 	}
-	for (i = 0; i < s->nthreads; i++) {
-		struct rdma_thread *t = &s->threads[i];
-		int rc = pthread_create(&t->th, NULL, rdma_thread_main, t);
+	s->nthreads = s->cfg.threads;
+	for (unsigned i = 0; i < s->nthreads; i++) {
+		int rc = rdma_thread_start(&s->threads[i], s->cfg.run_on ? s->cfg.run_on[i] : NULL);
 
 		if (rc) {
-			snprintf(err, errlen, "event thread: %s", strerror(rc));
-			goto fail;
+			snprintf(err, errlen, "event thread %u: %s", i, strerror(-rc));
+			rdma_srv_stop(s);
+			return NULL;
 		}
-		t->started = true;
 	}
 	return s;
-fail:
-	rdma_srv_stop(s->nthreads ? s : NULL);
-	if (!s->nthreads)
-		srv_free(s);
-	return NULL;
 }

@@ -202,7 +202,7 @@ void srpt_ch_logout(struct srpt_ch *ch, uint32_t reason)
 	srpt_ch_check_drained(ch);
 }
 
-static void kill_fn(struct rdma_msg *m)
+static void kill_fn(struct ut_msg *m)
 {
 	struct srpt_ch *ch = (struct srpt_ch *)((char *)m - offsetof(struct srpt_ch, kill_msg));
 
@@ -441,7 +441,7 @@ static void on_sq_space(struct rdma_conn *c)
 	srpt_ch_check_drained(ch);
 }
 
-static void finish_fn(struct rdma_msg *m)
+static void finish_fn(struct ut_msg *m)
 {
 	struct srpt_ch *ch = (struct srpt_ch *)((char *)m - offsetof(struct srpt_ch, finish_msg));
 	struct rdma_conn *c = ch->conn;

@@ -40,7 +40,7 @@ static unsigned remote_segs(const struct srpt_req *r, struct rdma_rseg *rem)
 
 /* ---- completion from the core (any thread) ---- */
 
-static void done_fn(struct rdma_msg *m)
+static void done_fn(struct ut_msg *m)
 {
 	struct srpt_req *r = (struct srpt_req *)((char *)m - offsetof(struct srpt_req, msg));
 	struct srpt_ch *ch = r->ch;

@@ -3,7 +3,7 @@
  *
  * Threading: a channel lives on one event thread of the verbs layer and every field of it and
  * of its requests is touched there only; SCSI completions (any thread) come back as an
- * rdma_msg.  Nexuses are shared by the channels of one initiator port on one target (SRP
+ * ut_msg.  Nexuses are shared by the channels of one initiator port on one target (SRP
  * multichannel), possibly on different threads: the nexus list and channel membership are
  * under ctx->lock, taken at login and release only. */
 #ifndef UTGT_SRP_INT_H
@@ -103,7 +103,7 @@ struct srpt_req {
 	struct rdma_seg segs[SRPT_MAX_SEGS];
 	int nsegs;
 	struct iovec iov[SRPT_MAX_SEGS];
-	struct rdma_msg msg;
+	struct ut_msg msg;
 	struct srpt_req *next; /* free list, or the send-queue wait list */
 };
 
@@ -124,11 +124,11 @@ struct srpt_ch {
 	uint32_t tlogout_reason;
 	unsigned ctl_inflight; /* our own requests (CRED_REQ, T_LOGOUT) being sent */
 	struct rdma_op ctl_op[2];
-	struct rdma_msg kill_msg;
+	struct ut_msg kill_msg;
 	atomic_bool kill_posted;
 	bool kill_ran;
 	uint32_t kill_reason;
-	struct rdma_msg finish_msg;
+	struct ut_msg finish_msg;
 	bool finish_posted;
 	uint64_t drain_since; /* CLOCK_MONOTONIC seconds when logout began */
 	char iname[35];

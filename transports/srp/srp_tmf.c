@@ -25,7 +25,7 @@ static uint8_t srp_code(enum scsi_tmf_resp resp)
 	}
 }
 
-static void tmf_done_fn(struct rdma_msg *m)
+static void tmf_done_fn(struct ut_msg *m)
 {
 	struct srpt_req *r = (struct srpt_req *)((char *)m - offsetof(struct srpt_req, msg));
 
