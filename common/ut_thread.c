@@ -359,11 +359,18 @@ void ut_thread_stop(struct ut_thread *t)
 	}
 }
 
+void ut_thread_wait(struct ut_thread *t)
+{
+	if (!t->started)
+		return;
+	pthread_join(t->thr, NULL);
+	t->started = false;
+}
+
 void ut_thread_join(struct ut_thread *t)
 {
 	if (!t->started)
 		return;
 	ut_thread_stop(t);
-	pthread_join(t->thr, NULL);
-	t->started = false;
+	ut_thread_wait(t);
 }

@@ -84,6 +84,8 @@ void ut_thread_run(struct ut_thread *t);
 void ut_thread_stop(struct ut_thread *t);
 /* Stop and wait for a started thread's pthread to end. */
 void ut_thread_join(struct ut_thread *t);
+/* Wait for a started thread whose loop ends itself (a message or poller calls stop). */
+void ut_thread_wait(struct ut_thread *t);
 
 /* Post m from any thread; m->fn(m) runs on t.  From t itself it runs later in the same round,
  * without a system call. */

@@ -5,10 +5,12 @@
  *           enabled 1
  *   }
  *
- * One event thread: every TCMU device's /dev/uioN fd (the kernel queued commands), one
- * eventfd (a task completed somewhere), and a 500 ms timer that rescans /sys/class/uio for
- * devices created or removed through configfs.  Entries in other subtypes are left alone
- * (tcmu-runner may serve them); a dev_config naming no DEVICE is logged once and not opened. */
+ * One event thread (common/ut_thread.h): every TCMU device's /dev/uioN fd (the kernel queued
+ * commands), one eventfd (a task completed somewhere; an eventfd rather than a message per
+ * task, because many completions between two rounds need one wakeup and one reap), and a
+ * 500 ms timer that rescans /sys/class/uio for devices created or removed through configfs.
+ * Entries in other subtypes are left alone (tcmu-runner may serve them); a dev_config naming
+ * no DEVICE is logged once and not opened. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "common/ut_thread.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
 #include "transports/tcmu/tcmu_dev.h"
@@ -32,6 +35,7 @@
 #define SUBTYPE	  "utgt"
 
 struct tdev {
+	struct ut_watch watch;
 	unsigned minor;
 	char uio_name[TCMU_UIO_STR * 2];
 	int fd; /* -1: refused (logged once), kept so it is not retried */
@@ -45,12 +49,15 @@ struct tdev {
 static struct {
 	const struct tgt_config *cfg;
 	const char *sysfs, *devdir, *configfs;
-	int ep, evfd;
-	pthread_t thr;
+	struct ut_thread ut;
+	struct ut_watch done_watch; /* evfd */
+	struct ut_timer rescan;
+	struct ut_poller drain; /* stopping: ends the loop once nothing is in flight */
+	struct ut_msg stop_msg;
+	int evfd;
 	bool running;
-	volatile bool stop;
 	struct tdev *devs;
-} G = {.ep = -1, .evfd = -1};
+} G = {.evfd = -1};
 
 static void wake(void *ctx)
 {
@@ -72,6 +79,8 @@ static struct tdev *find(unsigned minor, const char *name)
 			return t;
 	return NULL;
 }
+
+static void on_uio(struct ut_watch *w, uint32_t events);
 
 /* A new uio device: open it if it is one of ours. */
 static void attach(const struct tcmu_uio_info *u)
@@ -123,8 +132,9 @@ static void attach(const struct tcmu_uio_info *u)
 		t->fd = -1;
 		return;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
-	epoll_ctl(G.ep, EPOLL_CTL_ADD, t->fd, &ev);
+	t->watch.fn = on_uio;
+	t->watch.fd = t->fd;
+	ut_thread_watch(&G.ut, &t->watch, EPOLLIN);
 	tgt_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s", u->minor, nm.dev,
 		nm.cfg);
 	tcmu_dev_poll(t->dev); /* anything queued before we came */
@@ -140,7 +150,7 @@ static void detach(struct tdev *t, const char *why)
 		tgt_log(LOG_NOTICE, "tcmu: uio%u: %s; draining %u command(s)", t->minor, why,
 			tcmu_dev_inflight(t->dev));
 		tcmu_dev_close(t->dev);
-		epoll_ctl(G.ep, EPOLL_CTL_DEL, t->fd, NULL);
+		ut_thread_unwatch(&G.ut, &t->watch);
 	}
 }
 
@@ -183,18 +193,23 @@ static void rescan(void)
 	reap_gone();
 }
 
-static void reap_all(void)
+static void reap_all(struct ut_watch *w, uint32_t events)
 {
 	uint64_t v;
 	ssize_t r = read(G.evfd, &v, sizeof(v));
+
+	(void)w;
+	(void)events;
 	(void)r;
 	for (struct tdev *t = G.devs; t; t = t->next)
 		if (t->dev)
 			tcmu_dev_reap(t->dev);
 }
 
-static void on_uio(struct tdev *t, uint32_t events)
+static void on_uio(struct ut_watch *w, uint32_t events)
 {
+	struct tdev *t = (struct tdev *)w;
+
 	if (t->gone)
 		return;
 	if ((events & (EPOLLERR | EPOLLHUP)) || tcmu_uio_ack(t->fd) < 0) {
@@ -207,64 +222,51 @@ static void on_uio(struct tdev *t, uint32_t events)
 	tcmu_dev_reap(t->dev); /* commands the core answered at once */
 }
 
-static void *loop(void *arg)
+static void rescan_fn(struct ut_timer *tm)
 {
-	struct epoll_event evs[32];
-	struct timespec last, now;
+	(void)tm;
+	rescan();
+}
 
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &last);
-	for (;;) {
-		int n = epoll_wait(G.ep, evs, 32, RESCAN_MS);
-		bool any_inflight = false;
+/* Stopping: every device stops taking commands; the loop ends once their in-flight ones
+ * came back (their completions still ring the eventfd meanwhile). */
+static bool drain_fn(struct ut_poller *p)
+{
+	(void)p;
+	reap_gone();
+	for (struct tdev *t = G.devs; t; t = t->next)
+		if (t->dev && tcmu_dev_inflight(t->dev))
+			return false;
+	ut_thread_stop(&G.ut);
+	return false;
+}
 
-		for (int i = 0; i < n; i++) {
-			if (!evs[i].data.ptr)
-				reap_all();
-			else
-				on_uio(evs[i].data.ptr, evs[i].events);
-		}
-		if (G.stop) {
-			for (struct tdev *t = G.devs; t; t = t->next)
-				detach(t, "utgtd stopping");
-			reap_all();
-			reap_gone();
-			for (struct tdev *t = G.devs; t; t = t->next)
-				any_inflight |= t->dev && tcmu_dev_inflight(t->dev);
-			if (!any_inflight)
-				break;
-			continue;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000 >=
-		    RESCAN_MS) {
-			rescan();
-			last = now;
-		}
-	}
+static void stop_fn(struct ut_msg *m)
+{
+	(void)m;
+	ut_thread_del_timer(&G.ut, &G.rescan);
+	for (struct tdev *t = G.devs; t; t = t->next)
+		detach(t, "utgtd stopping");
+	G.drain.fn = drain_fn;
+	ut_thread_add_poller(&G.ut, &G.drain);
+}
+
+static void tcmu_stop(void)
+{
+	if (!G.running)
+		return;
+	G.stop_msg.fn = stop_fn;
+	ut_thread_post(&G.ut, &G.stop_msg);
+	ut_thread_wait(&G.ut); /* not join: that would end the loop before the drain */
 	reap_gone();
 	while (G.devs) { /* refused entries */
 		struct tdev *t = G.devs;
 		G.devs = t->next;
 		free(t);
 	}
-	return NULL;
-}
-
-static void tcmu_stop(void)
-{
-	uint64_t one = 1;
-	ssize_t r;
-
-	if (!G.running)
-		return;
-	G.stop = true;
-	r = write(G.evfd, &one, sizeof(one));
-	(void)r;
-	pthread_join(G.thr, NULL);
-	close(G.ep);
+	ut_thread_fini(&G.ut);
 	close(G.evfd);
-	G.ep = G.evfd = -1;
+	G.evfd = -1;
 	G.running = false;
 	tgt_log(LOG_INFO, "tcmu: stopped");
 }
@@ -273,7 +275,7 @@ static void tcmu_stop(void)
 int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, const char *devdir,
 			    const char *configfs, char *err, size_t errlen)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	int rc;
 
 	if (G.running) {
 		snprintf(err, errlen, "already started");
@@ -283,16 +285,25 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 	G.sysfs = sysfs;
 	G.devdir = devdir;
 	G.configfs = configfs;
-	G.stop = false;
-	G.ep = epoll_create1(EPOLL_CLOEXEC);
+	rc = ut_thread_init(&G.ut, "tcmu");
+	if (rc) {
+		snprintf(err, errlen, "event loop: %s", strerror(-rc));
+		return -1;
+	}
 	G.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (G.ep < 0 || G.evfd < 0 || epoll_ctl(G.ep, EPOLL_CTL_ADD, G.evfd, &ev) < 0) {
-		snprintf(err, errlen, "epoll/eventfd: %s", strerror(errno));
+	G.done_watch.fn = reap_all;
+	G.done_watch.fd = G.evfd;
+	if (G.evfd < 0 || ut_thread_watch(&G.ut, &G.done_watch, EPOLLIN)) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
+	G.rescan.fn = rescan_fn;
+	G.rescan.period_ms = RESCAN_MS;
+	ut_thread_add_timer(&G.ut, &G.rescan);
 	rescan(); /* devices configured before utgtd started */
-	if (pthread_create(&G.thr, NULL, loop, NULL)) {
-		snprintf(err, errlen, "cannot start the event thread");
+	rc = ut_thread_start(&G.ut, -1);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the event thread: %s", strerror(-rc));
 		goto fail;
 	}
 	G.running = true;
@@ -303,11 +314,10 @@ fail:
 	for (struct tdev *t = G.devs; t; t = t->next)
 		detach(t, "start failed");
 	reap_gone(); /* nothing can be in flight: no command was taken without the thread */
-	if (G.ep >= 0)
-		close(G.ep);
+	ut_thread_fini(&G.ut);
 	if (G.evfd >= 0)
 		close(G.evfd);
-	G.ep = G.evfd = -1;
+	G.evfd = -1;
 	return -1;
 }
 
