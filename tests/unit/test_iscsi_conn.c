@@ -257,9 +257,9 @@ Test(iscsi_conn, rsp_timeout_drops_the_connection, .fini = teardown, .timeout = 
 
 /* ---------------------------------------------------------------- message transports (iSER) */
 
-/* A connection with ops (as iSER will set them) on a bare fixture: whole PDUs fed with
- * iscsit_conn_feed() reach the same handlers as socket input, and their answers go to
- * ops->queue; iscsit_conn_input() asks ops->input instead of reading a socket. */
+/* A connection on a transport of the test's own (as iSER is one) on a bare fixture: whole
+ * PDUs fed with iscsit_conn_feed() reach the same handlers as socket input, their answers go
+ * to xp->queue, and iscsit_conn_input() asks xp->input. */
 static struct iscsit_txe *fed_out[8];
 static int nfed_out, ninput;
 static void fed_take(struct iscsit_conn *c, struct iscsit_txe *e)
@@ -274,9 +274,10 @@ static void fed_input(struct iscsit_conn *c)
 	ninput++;
 }
 
-Test(iscsi_conn, fed_pdus_reach_the_handlers_and_answers_go_to_ops)
+Test(iscsi_conn, fed_pdus_reach_the_handlers_and_answers_go_to_the_transport)
 {
-	static const struct iscsit_conn_ops ops = {.queue = fed_take, .input = fed_input};
+	static const struct iscsit_xport xp = {
+	    .name = "test", .queue = fed_take, .input = fed_input};
 	struct iscsit_worker w = {0};
 	struct iscsit_session s = {0};
 	struct iscsit_conn c = {0};
@@ -288,9 +289,8 @@ Test(iscsi_conn, fed_pdus_reach_the_handlers_and_answers_go_to_ops)
 	c.w = &w;
 	c.sess = &s;
 	c.state = CONN_FFP;
-	c.fd = -1;
 	c.stat_sn = 50;
-	c.ops = &ops;
+	c.xp = &xp;
 	cr_assert_eq(iscsit_rx_init(&c.rx), 0);
 	c.rx.max_dsl = 8192;
 
@@ -323,10 +323,12 @@ Test(iscsi_conn, fed_pdus_reach_the_handlers_and_answers_go_to_ops)
 	cr_assert_eq(fed_out[1]->dlen, 48);
 	cr_assert_eq(memcmp(fed_out[1]->data, pdu, 4), 0);
 
-	/* no socket to read: input goes to the transport */
+	/* input is the transport's */
 	iscsit_conn_input(&c);
 	cr_assert_eq(ninput, 1);
-	cr_assert_eq(c.tx.nqueued, 0);
+	c.rx_paused = true;
+	iscsit_conn_input(&c);
+	cr_assert_eq(ninput, 1, "not while paused");
 
 	for (int i = 0; i < nfed_out; i++) {
 		free(fed_out[i]->owned);

@@ -12,8 +12,6 @@
 #include "scsi/scsi_sense.h"
 #include "transports/iscsi/iscsi_int.h"
 
-#define MAX_XFER (128u << 20) /* largest buffer one command may ask for */
-
 /* ---------------------------------------------------------------- task table */
 
 static unsigned bucket(uint32_t itt)
@@ -66,7 +64,7 @@ static bool recently_gone(const struct iscsit_conn *c, uint32_t itt)
 
 static struct iscsit_task *task_alloc(struct iscsit_conn *c)
 {
-	struct iscsit_task *t = calloc(1, sizeof(*t));
+	struct iscsit_task *t = calloc(1, sizeof(*t) + c->xp->task_priv);
 
 	if (!t)
 		return NULL;
@@ -82,7 +80,8 @@ void iscsit_task_free(struct iscsit_task *t)
 	hash_del(c, t);
 	if (t->counted && c->sess)
 		iscsit_cmdsn_release(c->sess);
-	iscsit_buf_put(c->w, t->buf, t->bufcap);
+	if (t->niov)
+		c->xp->buf_put(t);
 	free(t->r2ts);
 	free(t);
 	c->ntasks--;
@@ -90,14 +89,51 @@ void iscsit_task_free(struct iscsit_task *t)
 
 static int alloc_buf(struct iscsit_task *t)
 {
-	if (t->buf || !t->edtl)
+	if (t->niov || !t->edtl)
 		return 0;
-	/* Page-aligned and rounded so an O_DIRECT backstore can use it as is. */
-	t->buf = iscsit_buf_get(t->conn->w, t->edtl, &t->bufcap);
-	if (!t->buf)
+	return t->conn->xp->buf_get(t, t->edtl);
+}
+
+int iscsit_task_slice(const struct iscsit_task *t, uint32_t off, uint32_t len, struct iovec *iov,
+		      int max)
+{
+	uint64_t pos = 0;
+	int n = 0;
+
+	if ((uint64_t)off + len > t->buflen)
 		return -1;
-	t->buflen = t->edtl;
-	return 0;
+	for (unsigned i = 0; i < t->niov && len; i++) {
+		uint64_t end = pos + t->iov[i].iov_len;
+
+		if (off < end) {
+			uint32_t skip = (uint32_t)(off - pos);
+			uint32_t take = (uint32_t)(t->iov[i].iov_len - skip);
+
+			if (take > len)
+				take = len;
+			if (n == max)
+				return -1;
+			iov[n].iov_base = (uint8_t *)t->iov[i].iov_base + skip;
+			iov[n].iov_len = take;
+			n++;
+			off += take;
+			len -= take;
+		}
+		pos = end;
+	}
+	return len ? -1 : n;
+}
+
+/* Point the receive machine at [off, off + len) of t's buffer. */
+static bool place_data(struct iscsit_task *t, struct iscsit_rx *rx, uint32_t off, uint32_t len)
+{
+	struct iovec v[ISCSIT_RX_DST_MAX];
+	int n = iscsit_task_slice(t, off, len, v, ISCSIT_RX_DST_MAX);
+
+	if (n < 0)
+		return false;
+	iscsit_rx_set_dst(rx, v, n);
+	return true;
 }
 
 /* ---------------------------------------------------------------- responses */
@@ -177,7 +213,7 @@ static void respond(struct iscsit_task *t)
 		iscsit_cmdsn_release(s);
 		t->counted = false;
 	}
-	if (st->dir == SCSI_DIR_READ && t->buf)
+	if (st->dir == SCSI_DIR_READ && t->niov)
 		din = st->data_len < t->edtl ? st->data_len : t->edtl;
 	if (st->dir == SCSI_DIR_WRITE)
 		t->exp_data_sn = t->r2t_sn;
@@ -192,13 +228,14 @@ static void respond(struct iscsit_task *t)
 		t->din_len = din;
 		t->din_off = 0;
 		t->din_sn = 0;
-		t->exp_data_sn = datain_count(din, s->p.max_xmit_dsl, s->p.max_burst);
+		/* ExpDataSN counts Data-In PDUs: none where the transport writes the data */
+		if (c->xp->caps & ISCSIT_XP_PHASE_COLLAPSE)
+			t->exp_data_sn = datain_count(din, s->p.max_xmit_dsl, s->p.max_burst);
 		e->kind = TXE_DATAIN;
 		e->task = t;
 		t->state = TS_RESPOND;
-		/* Phase collapse: status in the last Data-In when there is no sense to send.
-		 * Not over iSER, where Data-In is an RDMA WRITE and status a SCSI Response. */
-		if (!st->sense_len && !c->ops) {
+		/* Phase collapse: status in the last Data-In when there is no sense to send. */
+		if (!st->sense_len && (c->xp->caps & ISCSIT_XP_PHASE_COLLAPSE)) {
 			t->din_status = true;
 			t->stat_sn = c->stat_sn++;
 			e->sent = task_sent;
@@ -287,11 +324,9 @@ void iscsit_task_submit(struct iscsit_task *t)
 	st->nexus = &c->sess->nexus;
 	st->tag = t->itt;
 	st->exp_xfer_len = t->edtl;
-	if (t->buf) {
-		t->iov.iov_base = t->buf;
-		t->iov.iov_len = t->edtl;
-		st->iov = &t->iov;
-		st->iovcnt = 1;
+	if (t->niov) {
+		st->iov = t->iov;
+		st->iovcnt = (int)t->niov;
 	}
 	st->done = task_done_cb;
 	st->priv = t;
@@ -315,7 +350,9 @@ static void drain_cmdsn_queue(struct iscsit_conn *c)
 
 	while ((t = iscsit_cmdsn_ready(c->sess))) {
 		if (t->local_abort) {
-			iscsit_task_free(t);
+			/* one still being fetched goes when its transfer ends (data_placed) */
+			if (!t->fetching)
+				iscsit_task_free(t);
 			continue;
 		}
 		t->counted = true;
@@ -331,25 +368,11 @@ static void drain_cmdsn_queue(struct iscsit_conn *c)
 static void seq_error(struct iscsit_conn *c, struct iscsit_task *t, enum scsi_sr sr,
 		      const char *why);
 
-static void send_r2ts(struct iscsit_task *t)
+int iscsit_r2t_solicit(struct iscsit_task *t)
 {
 	struct iscsit_conn *c = t->conn;
 	const struct iscsit_sess_params *p = &c->sess->p;
 
-	if (c->ops && c->ops->solicit) {
-		/* iSER: the target pulls the rest with one RDMA READ, no R2T (RFC 7145 7.3.5) */
-		uint32_t off = t->r2t_next;
-
-		if (off >= t->edtl)
-			return;
-		t->r2t_next = t->edtl;
-		t->fetching = true; /* iscsit_task_data_placed() ends it */
-		if (c->ops->solicit(t, off, t->edtl - off) < 0) {
-			t->fetching = false;
-			seq_error(c, t, SR_DATA_PHASE_ERROR, "RDMA READ of write data failed");
-		}
-		return;
-	}
 	while (t->nr2t < p->max_outstanding_r2t && t->r2t_next < t->edtl) {
 		uint32_t len = t->edtl - t->r2t_next;
 		struct iscsit_r2t *r;
@@ -363,7 +386,7 @@ static void send_r2ts(struct iscsit_task *t)
 			struct iscsit_r2t *nr = realloc(t->r2ts, cap * sizeof(*nr));
 
 			if (!nr)
-				return; /* retried as data arrives */
+				return 0; /* retried as data arrives */
 			t->r2ts = nr;
 			t->r2t_cap = cap;
 		}
@@ -380,6 +403,16 @@ static void send_r2ts(struct iscsit_task *t)
 		iscsi_bhs_r2t(hdr, t->lun_raw, t->itt, r->ttt, t->r2t_sn++, r->off, r->len, &sn);
 		iscsit_tx_pdu(c, hdr, NULL, 0, false);
 	}
+	return 0;
+}
+
+/* Ask the transport for the rest of a write's data. */
+static void solicit(struct iscsit_task *t)
+{
+	if (t->r2t_next >= t->edtl)
+		return;
+	if (t->conn->xp->solicit(t) < 0)
+		seq_error(t->conn, t, SR_DATA_PHASE_ERROR, "write data could not be fetched");
 }
 
 /* ---------------------------------------------------------------- SCSI Command PDU */
@@ -435,7 +468,11 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 	}
 	memcpy(t->st.cdb, cmd.cdb, cmd.cdb_len);
 	t->st.cdb_len = (uint8_t)cmd.cdb_len;
-	if (cmd.edtl > MAX_XFER) {
+	if (c->xp->task_init && c->xp->task_init(t, rx->dsl, &rx->why)) {
+		iscsit_task_free(t);
+		return RX_CB_FATAL;
+	}
+	if (cmd.edtl > c->xp->max_xfer) {
 		t->failed = true;
 		t->fail_sr = SR_INVALID_FIELD_IN_CDB;
 	}
@@ -446,15 +483,8 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 		}
 	}
 	t->unsol_open = !cmd.final;
-	if (rx->dsl) {
-		if (t->buf) {
-			struct iovec v = {t->buf, rx->dsl};
-
-			iscsit_rx_set_dst(rx, &v, 1);
-		} else {
-			rx->discard = true; /* failed task: the data is not kept */
-		}
-	}
+	if (rx->dsl && (!t->niov || !place_data(t, rx, 0, rx->dsl)))
+		rx->discard = true; /* failed task: the data is not kept */
 	c->cur_task = t;
 	return RX_CB_OK;
 }
@@ -519,7 +549,7 @@ int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		t->state = TS_DATA_OUT;
 		if (t->failed)
 			t->r2t_next = t->edtl; /* nothing to solicit for a refused command */
-		send_r2ts(t);
+		solicit(t);
 		if (t->failed && !t->unsol_open) {
 			/* no data will come for it: answer now */
 			t->data_ready = true;
@@ -632,15 +662,8 @@ int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 		}
 	}
 	c->cur_task = t;
-	if (dsl) {
-		if (t->buf && !bad && !t->failed) {
-			struct iovec v = {t->buf + off, dsl};
-
-			iscsit_rx_set_dst(rx, &v, 1);
-		} else {
-			rx->discard = true;
-		}
-	}
+	if (dsl && (!t->niov || bad || t->failed || !place_data(t, rx, off, dsl)))
+		rx->discard = true;
 	return RX_CB_OK;
 }
 
@@ -700,7 +723,7 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 			/* burst over: retire it and solicit more */
 			t->r2ts[c->cur_r2t] = t->r2ts[--t->nr2t];
 			if (!t->failed)
-				send_r2ts(t);
+				solicit(t);
 		}
 	}
 	t->rcvd += dsl;
@@ -711,9 +734,41 @@ int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 	return RX_CB_OK;
 }
 
+/* Out of the session's CmdSN wait queue, if it is there. */
+static void unqueue(struct iscsit_conn *c, struct iscsit_task *t)
+{
+	struct iscsit_session *s = c->sess;
+
+	if (!t->in_waitq || !s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (struct iscsit_task **pp = &s->waitq; *pp; pp = &(*pp)->qnext)
+		if (*pp == t) {
+			*pp = t->qnext;
+			break;
+		}
+	t->in_waitq = false;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void iscsit_task_data_placed(struct iscsit_task *t, uint32_t len, bool ok)
 {
+	struct iscsit_conn *c = t->conn;
+
 	t->fetching = false;
+	if (c->state == CONN_CLOSING) {
+		/* closed while the transfer ran: nothing will run this command any more */
+		unqueue(c, t);
+		iscsit_task_free(t);
+		iscsit_conn_maybe_free(c);
+		return;
+	}
+	if (t->local_abort) {
+		/* aborted while the transfer ran; one still in the CmdSN queue goes with it */
+		if (!t->in_waitq)
+			iscsit_task_free(t);
+		return;
+	}
 	if (ok)
 		t->rcvd += len;
 	else
@@ -740,21 +795,11 @@ void iscsit_conn_drop_tasks(struct iscsit_conn *c)
 		while (t) {
 			struct iscsit_task *nx = t->hnext;
 
-			if (t->state == TS_DATA_OUT || t->state == TS_CMDSN_WAIT) {
-				if (t->in_waitq && c->sess) {
-					struct iscsit_session *s = c->sess;
-
-					pthread_mutex_lock(&s->lock);
-					for (struct iscsit_task **pp = &s->waitq; *pp;
-					     pp = &(*pp)->qnext) {
-						if (*pp == t) {
-							*pp = t->qnext;
-							break;
-						}
-					}
-					t->in_waitq = false;
-					pthread_mutex_unlock(&s->lock);
-				}
+			/* a task whose data the transport is still fetching owns memory the
+			 * link writes into: it is freed when that transfer ends (data_placed) */
+			if ((t->state == TS_DATA_OUT || t->state == TS_CMDSN_WAIT) &&
+			    !t->fetching) {
+				unqueue(c, t);
 				iscsit_task_free(t);
 			}
 			t = nx;

@@ -1,44 +1,14 @@
-/* Connection lifetime: created when a worker adopts an accepted socket, fed by the receive
- * state machine, closed on error/logout/timeout, freed once every task it sent into the SCSI
- * core has come back.  All of it runs on the connection's worker thread. */
+/* Connection lifetime, whatever its transport: created on a worker when the transport
+ * accepted a link, fed through the receive state machine's handlers, closed on
+ * error/logout/timeout, freed once every task it sent into the SCSI core has come back and
+ * the transport let go.  All of it runs on the connection's worker thread. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "transports/iscsi/iscsi_int.h"
 
-#define RX_PDU_BUDGET 64   /* PDUs per connection per loop round, for fairness */
-#define TX_HIGH	      1024 /* queued entries above which we stop reading */
-#define TX_LOW	      256
 #define LOGIN_TIMEOUT 30 /* seconds from accept to full feature phase */
-
-static ssize_t sock_recv(void *src, const struct iovec *iov, int iovcnt)
-{
-	struct iscsit_conn *c = src;
-
-	return readv(c->fd, iov, iovcnt);
-}
-
-static void update_events(struct iscsit_conn *c)
-{
-	uint32_t ev = 0;
-	bool off = c->rx_paused || c->tx_backlog || c->state == CONN_CLOSING;
-
-	if (c->fd < 0)
-		return;
-	if (!off)
-		ev |= EPOLLIN | EPOLLRDHUP;
-	if (c->tx.blocked)
-		ev |= EPOLLOUT;
-	if (off != c->rx_off || c->tx.blocked != c->want_out) {
-		c->rx_off = off;
-		c->want_out = c->tx.blocked;
-		ut_thread_modify(&c->w->ut, &c->watch, ev);
-	}
-}
 
 void iscsit_conn_mark_dirty(struct iscsit_conn *c)
 {
@@ -61,7 +31,8 @@ void iscsit_conn_mark_ready(struct iscsit_conn *c)
 void iscsit_conn_pause(struct iscsit_conn *c)
 {
 	c->rx_paused = true;
-	update_events(c);
+	if (c->xp->rx_changed)
+		c->xp->rx_changed(c);
 }
 
 void iscsit_conn_resume(struct iscsit_conn *c)
@@ -69,7 +40,8 @@ void iscsit_conn_resume(struct iscsit_conn *c)
 	if (c->state == CONN_CLOSING)
 		return;
 	c->rx_paused = false;
-	update_events(c);
+	if (c->xp->rx_changed)
+		c->xp->rx_changed(c);
 	iscsit_conn_mark_ready(c);
 }
 
@@ -207,7 +179,7 @@ static int on_pdu(void *ctx, struct iscsit_rx *rx)
 	}
 }
 
-static const struct iscsit_rx_ops rx_ops = {
+const struct iscsit_rx_ops iscsit_conn_rx_ops = {
     .on_header = on_header,
     .on_pdu = on_pdu,
 };
@@ -218,7 +190,7 @@ int iscsit_conn_feed(struct iscsit_conn *c, const uint8_t *pdu, size_t len)
 
 	if (c->state == CONN_CLOSING)
 		return RX_CB_FATAL;
-	rc = iscsit_rx_feed(&c->rx, pdu, len, &rx_ops, c);
+	rc = iscsit_rx_feed(&c->rx, pdu, len, &iscsit_conn_rx_ops, c);
 	if (rc < 0) {
 		if (c->state != CONN_CLOSING)
 			iscsit_conn_close(c, c->rx.why ? c->rx.why : "protocol error");
@@ -229,77 +201,27 @@ int iscsit_conn_feed(struct iscsit_conn *c, const uint8_t *pdu, size_t len)
 
 void iscsit_conn_input(struct iscsit_conn *c)
 {
-	enum iscsit_rx_result r;
-
-	if (c->state == CONN_CLOSING || c->rx_paused || c->tx_backlog)
+	if (c->state == CONN_CLOSING || c->rx_paused)
 		return;
-	if (c->ops) {
-		/* not a socket: the message transport feeds what it held back */
-		if (c->ops->input)
-			c->ops->input(c);
-		return;
-	}
-	r = iscsit_rx_run(&c->rx, sock_recv, c, &rx_ops, c, RX_PDU_BUDGET);
-	switch (r) {
-	case RX_WOULD_BLOCK:
-	case RX_PAUSED:
-		break;
-	case RX_BUDGET:
-		iscsit_conn_mark_ready(c);
-		break;
-	case RX_EOF:
-	case RX_ERROR:
-		if (c->state != CONN_CLOSING)
-			iscsit_conn_close(c, c->rx.why ? c->rx.why : "receive failed");
-		return;
-	}
-	if (c->state != CONN_CLOSING && !c->rx_paused && iscsit_rx_staged(&c->rx))
-		iscsit_conn_mark_ready(c);
+	c->xp->input(c);
 }
 
 void iscsit_conn_output(struct iscsit_conn *c)
 {
 	if (c->state == CONN_CLOSING)
 		return;
-	uint64_t before = c->tx.pdus;
-
-	if (iscsit_tx_flush(c) < 0) {
-		iscsit_conn_close(c, "send failed");
-		return;
-	}
-	c->w->pdus_out += c->tx.pdus - before;
-	if (c->close_after_flush && !c->tx.head && !c->tx.s_count) {
-		iscsit_conn_close(c, c->close_why ? c->close_why : "logged out");
-		return;
-	}
-	/* Backpressure: an initiator that does not read must not make us queue forever. */
-	if (!c->tx_backlog && c->tx.nqueued > TX_HIGH)
-		c->tx_backlog = true;
-	else if (c->tx_backlog && c->tx.nqueued < TX_LOW) {
-		c->tx_backlog = false;
-		iscsit_conn_mark_ready(c);
-	}
-	update_events(c);
+	c->xp->output(c);
 }
 
 /* ---------------------------------------------------------------- lifetime */
 
-static void sock_ready(struct ut_watch *w, uint32_t events)
-{
-	struct iscsit_conn *c =
-	    (struct iscsit_conn *)((char *)w - offsetof(struct iscsit_conn, watch));
-
-	if (events & EPOLLOUT)
-		iscsit_conn_mark_dirty(c);
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
-		iscsit_conn_input(c);
-}
-
-struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p)
+struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, const struct iscsit_xport *xp,
+				    void *xp_priv, struct iscsit_portal *p,
+				    const struct sockaddr_storage *peer,
+				    const struct sockaddr_storage *local)
 {
 	struct iscsit_ctx *ctx = w->ctx;
 	struct iscsit_conn *c = calloc(1, sizeof(*c));
-	socklen_t len;
 
 	if (!c || iscsit_rx_init(&c->rx)) {
 		free(c);
@@ -309,33 +231,25 @@ struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscs
 	c->id = atomic_fetch_add(&ctx->next_conn_id, 1) + 1;
 	c->ctx = ctx;
 	c->w = w;
-	c->fd = fd;
+	c->xp = xp;
+	c->xp_priv = xp_priv;
 	c->portal = p;
 	c->state = CONN_LOGIN;
 	c->nop_ttt = ISCSI_RSVD_TAG;
 	c->next_ttt = 1;
 	c->login_start = c->last_rx = iscsit_now(w);
-	len = sizeof(c->peer);
-	getpeername(fd, (struct sockaddr *)&c->peer, &len);
-	len = sizeof(c->local);
-	getsockname(fd, (struct sockaddr *)&c->local, &len);
+	c->peer = *peer;
+	c->local = *local;
 	iscsit_sockaddr_str(&c->peer, c->peer_str, sizeof(c->peer_str), true);
 	iscsit_sockaddr_str(&c->local, c->local_str, sizeof(c->local_str), true);
-	c->watch.fn = sock_ready;
-	c->watch.fd = fd;
-	if (ut_thread_watch(&w->ut, &c->watch, EPOLLIN | EPOLLRDHUP)) {
-		iscsit_rx_free(&c->rx);
-		free(c);
-		atomic_fetch_sub(&w->nconns, 1);
-		return NULL;
-	}
 	c->wnext = w->conns;
 	if (w->conns)
 		w->conns->wprev = c;
 	w->conns = c;
 	atomic_fetch_add(&ctx->nconns, 1);
-	iscsit_log("conn %llu: %s -> %s (portal %s) served by worker %u on cpu %d",
-		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, w->idx, w->ut.cpu);
+	iscsit_log("conn %llu: %s -> %s (portal %s, %s) served by worker %u on cpu %d",
+		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, xp->name, w->idx,
+		   w->ut.cpu);
 	return c;
 }
 
@@ -345,16 +259,10 @@ void iscsit_conn_close(struct iscsit_conn *c, const char *why)
 		return;
 	iscsit_log("conn %llu: %s closed: %s (rx %llu PDUs/%llu bytes, tx %llu PDUs/%llu bytes)",
 		   (unsigned long long)c->id, c->peer_str, why, (unsigned long long)c->rx.pdus,
-		   (unsigned long long)c->rx.bytes, (unsigned long long)c->tx.pdus,
-		   (unsigned long long)c->tx.bytes);
+		   (unsigned long long)c->rx.bytes, (unsigned long long)c->tx_pdus,
+		   (unsigned long long)c->tx_bytes);
 	c->state = CONN_CLOSING;
-	if (c->fd >= 0) {
-		ut_thread_unwatch(&c->w->ut, &c->watch);
-		shutdown(c->fd, SHUT_RDWR);
-		close(c->fd);
-		c->fd = -1;
-	}
-	iscsit_tx_discard(c);
+	c->xp->close(c);
 	iscsit_login_free(c);
 	iscsit_conn_drop_tasks(c);
 	iscsit_text_free(&c->text_rsp);
@@ -375,7 +283,7 @@ void iscsit_conn_maybe_free(struct iscsit_conn *c)
 	struct iscsit_worker *w = c->w;
 	struct iscsit_session *s = c->sess;
 
-	if (c->state != CONN_CLOSING || c->ntasks || c->ntmf)
+	if (c->state != CONN_CLOSING || c->ntasks || c->ntmf || (c->xp->busy && c->xp->busy(c)))
 		return;
 	/* Detach from the session under the table lock, so that nobody finds c through it
 	 * once we decided to free (posters take a reference under the same lock). */
@@ -409,6 +317,7 @@ void iscsit_conn_maybe_free(struct iscsit_conn *c)
 		c->wnext->wprev = c->wprev;
 	if (s)
 		iscsit_session_release(s);
+	c->xp->release(c);
 	iscsit_rx_free(&c->rx);
 	free(c);
 	atomic_fetch_sub(&w->nconns, 1);
@@ -462,6 +371,7 @@ void iscsit_conn_enter_ffp(struct iscsit_conn *c)
 	c->rx.ddigest_on = c->sess->p.data_digest;
 	c->rx.max_dsl = c->sess->p.max_recv_dsl;
 	c->last_rx = iscsit_now(c->w);
+	c->xp->enter_ffp(c);
 }
 
 void iscsit_conn_tick(struct iscsit_conn *c, time_t now)

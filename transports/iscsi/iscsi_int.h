@@ -52,7 +52,8 @@ struct iscsit_auth {
 };
 
 struct iscsit_portal {
-	struct ut_watch watch; /* on worker 0, which accepts */
+	const struct iscsit_xport *xp; /* the transport its connections use */
+	struct ut_watch watch;	       /* TCP: the listening socket, on worker 0, which accepts */
 	struct iscsit_ctx *ctx;
 	int fd;
 	struct sockaddr_storage addr;
@@ -91,8 +92,8 @@ struct iscsit_ctx {
 	const struct tgt_driver *drv;
 	struct iscsit_tgt *tgts;
 	unsigned ntgts;
-	struct iscsit_portal *portals;
-	unsigned nportals;
+	struct iscsit_portal *portals; /* every transport's (each portal names its own) */
+	unsigned nportals, portal_cap;
 	struct iscsit_auth disc_auth; /* driver-level IncomingUser/OutgoingUser: discovery */
 	struct iscsit_tgt_params disc_params;
 	struct iscsit_sockopts sockopts;
@@ -150,13 +151,12 @@ int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t e
 void iscsit_workers_stop(struct iscsit_ctx *ctx);
 /* The least loaded worker (ties broken round-robin), counted as one connection busier. */
 struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx);
-/* Hand an accepted socket to the least loaded worker. */
-void iscsit_worker_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal);
 
 /* ---------------------------------------------------------------- transmit queue */
 enum iscsit_txe_kind {
 	TXE_PDU,    /* one prebuilt PDU: hdr + optional data */
-	TXE_DATAIN, /* a read's Data-In PDUs, generated lazily from the task's buffer */
+	TXE_DATAIN, /* a read's data, t->din_len bytes of the task's buffer: Data-In PDUs
+		     * generated lazily (TCP), or one RDMA WRITE before the response (iSER) */
 };
 
 struct iscsit_txe {
@@ -167,31 +167,10 @@ struct iscsit_txe {
 	uint32_t dlen;
 	void *owned;			    /* freed after the PDU went out */
 	struct iscsit_task *task;	    /* TXE_DATAIN, or a response that ends a task */
-	void (*sent)(struct iscsit_txe *e); /* after the last byte went out (or was dropped) */
+	void (*sent)(struct iscsit_txe *e); /* once it went out (or was dropped) */
 	bool close_after; /* close the connection once sent (Logout, login fail) */
 	bool nodigest;	  /* login PDUs: digests start after the login phase */
 	uint8_t inline_data[2 + SCSI_SENSE_MAX + 2];
-};
-
-#define ISCSIT_TX_SLOTS 64
-
-struct iscsit_tx_slot {
-	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
-	uint8_t trailer[8]; /* pad + data digest */
-	struct iovec iov[3];
-	int iovcnt;
-	size_t len, off;
-	struct iscsit_txe *owner;
-	bool last; /* last slot of its owner */
-};
-
-struct iscsit_tx {
-	struct iscsit_txe *head, *tail; /* not yet turned into slots */
-	unsigned nqueued;
-	struct iscsit_tx_slot slots[ISCSIT_TX_SLOTS];
-	unsigned s_head, s_count; /* ring of slots being written */
-	uint64_t bytes, pdus;
-	bool blocked; /* last send hit EAGAIN: waiting for EPOLLOUT */
 };
 
 /* ---------------------------------------------------------------- tasks */
@@ -225,10 +204,11 @@ struct iscsit_task {
 	bool data_ready;  /* all write data is in (or none was needed) */
 	bool failed;	  /* answer with fail_sr instead of executing */
 	int fail_sr;	  /* enum scsi_sr */
-	uint8_t *buf;
+	/* the data buffer, from the transport (xp->buf_get): niov pieces, buflen bytes */
+	struct iovec *iov;
+	unsigned niov;
 	uint32_t buflen;
-	size_t bufcap; /* size class of buf (iscsi_buf.c) */
-	struct iovec iov;
+	struct iovec iov1; /* room for a buffer in one piece */
 	/* write data */
 	uint32_t rcvd;	    /* data-out bytes placed */
 	uint32_t unsol_len; /* unsolicited bytes expected (immediate + Data-Out burst) */
@@ -239,14 +219,20 @@ struct iscsit_task {
 	uint32_t r2t_sn;
 	struct iscsit_r2t *r2ts;
 	unsigned nr2t, r2t_cap;
-	bool fetching; /* iSER: the RDMA READ of the rest is in flight (conn ops->solicit) */
+	bool fetching; /* the transport is fetching write data (xp->solicit, not R2Ts) */
 	/* data-in */
 	uint32_t din_len, din_off, din_sn;
 	uint32_t stat_sn;     /* reserved when the Data-In stream with status is queued */
 	bool din_status;      /* status rides in the last Data-In */
 	uint32_t exp_data_sn; /* for the SCSI Response: Data-In PDUs + R2Ts sent */
 	uint8_t cdb_ext[ISCSI_CDB_MAX];
+	/* xp->task_priv bytes of the transport's follow (iscsit_task_xp) */
 };
+
+static inline void *iscsit_task_xp(struct iscsit_task *t)
+{
+	return t + 1;
+}
 
 /* ---------------------------------------------------------------- connections */
 enum iscsit_conn_state {
@@ -258,22 +244,69 @@ enum iscsit_conn_state {
 };
 
 struct iscsit_login;
+struct tgt_json;
 
-/* How a connection that is not a TCP socket (iSER, RFC 7145) moves PDUs and data.  A TCP
- * connection has ops == NULL and every path below is exactly the socket one.
- * Contract: every op runs on the connection's worker; solicit must not complete inline
- * (iscsit_task_data_placed() is called later, from the worker, once the bytes are in). */
-struct iscsit_conn_ops {
-	/* Takes every entry iscsit_tx_queue() would put on the socket queue: prebuilt PDUs and
-	 * TXE_DATAIN streams (iSER: an RDMA WRITE of t->buf[0, t->din_len) to the initiator;
-	 * the SCSI Response always follows as its own entry, no phase collapse).  The op owns
-	 * e: it runs e->sent once e is done with, then frees e->owned and e. */
-	void (*queue)(struct iscsit_conn *c, struct iscsit_txe *e);
-	/* Fetch [off, off + len) of a write's data into t->buf + off instead of sending R2Ts
-	 * (iSER: RDMA READ).  Returns 0, or -1: the command fails with a data phase error. */
-	int (*solicit)(struct iscsit_task *t, uint32_t off, uint32_t len);
-	/* iscsit_conn_input() on this connection: feed any PDUs held back while paused. */
+/* ---------------------------------------------------------------- connection transports */
+/* How a connection moves PDUs and data.  TCP (iscsi_tcp.c) and iSER (transports/iser/) are
+ * peer implementations of this table, as LIO's iscsit_transport and tgt's iscsi_transport
+ * make them; the iSCSI code above never asks which one a connection uses.  Every op runs on
+ * the connection's worker. */
+enum {
+	ISCSIT_XP_PHASE_COLLAPSE = 1u << 0, /* status may ride in a read's last Data-In PDU */
+	ISCSIT_XP_DIGESTS = 1u << 1,	    /* HeaderDigest / DataDigest can be negotiated */
+};
+
+struct iscsit_xport {
+	const char *name; /* "tcp", "iser": for logs and the admin listing */
+	unsigned caps;
+	size_t task_priv;  /* bytes kept after every struct iscsit_task (iscsit_task_xp) */
+	uint32_t max_xfer; /* most bytes one command may move */
+	/* May target t be reached over this transport (its configuration allows it)? */
+	bool (*target_allowed)(const struct iscsit_tgt *t);
+	/* Input: receive and run what arrived; iscsit_conn_input calls it unless input is
+	 * paused or the connection closes. */
 	void (*input)(struct iscsit_conn *c);
+	/* Input was paused or resumed (c->rx_paused): adjust what is watched (may be NULL). */
+	void (*rx_changed)(struct iscsit_conn *c);
+	/* Output, in order: a prebuilt PDU (TXE_PDU), or a read's data (TXE_DATAIN), with its
+	 * status in the last Data-In when e->task->din_status (only with PHASE_COLLAPSE), else
+	 * followed by the SCSI Response as its own TXE_PDU.  The op owns e: once e is done with
+	 * (sent, or dropped because the connection closes) it calls iscsit_txe_done(c, e). */
+	void (*queue)(struct iscsit_conn *c, struct iscsit_txe *e);
+	/* The worker flushes the connections marked dirty (iscsit_conn_mark_dirty). */
+	void (*output)(struct iscsit_conn *c);
+	/* Ask for the rest of a write's data, from t->r2t_next to t->edtl: R2Ts (TCP), or
+	 * reading it (iSER: RDMA READ, t->fetching until iscsit_task_data_placed, which must
+	 * not be called from inside this op).  0, or -1: the command fails (data phase). */
+	int (*solicit)(struct iscsit_task *t);
+	/* A SCSI Command PDU with imm bytes of immediate data made task t (its buffer not yet
+	 * allocated): the transport's own per-task state.  0, or -1 with *why: a protocol
+	 * error that drops the connection.  May be NULL. */
+	int (*task_init)(struct iscsit_task *t, uint32_t imm, const char **why);
+	/* The task's data buffer of len bytes (t->iov, t->niov, t->buflen).  0 or -errno
+	 * (-EAGAIN: none free now). */
+	int (*buf_get)(struct iscsit_task *t, uint32_t len);
+	void (*buf_put)(struct iscsit_task *t);
+	/* Login: take the transport's own keys out of a request's kv[0..n) (answers go to
+	 * out; the others stay in order at the front).  Returns how many are left for the
+	 * negotiation engine, or -1 with *status.  May be NULL. */
+	int (*login_keys)(struct iscsit_conn *c, struct iscsit_kv *kv, unsigned n,
+			  struct iscsit_text *out, uint16_t *status);
+	/* Login: an answer the engine built (final: the login moves to full feature phase).
+	 * 0, or -1 with *status.  May be NULL. */
+	int (*login_answer)(struct iscsit_conn *c, struct iscsit_text *out, bool final,
+			    uint16_t *status);
+	/* The login's last response is queued: the negotiated limits take effect. */
+	void (*enter_ffp)(struct iscsit_conn *c);
+	/* The connection closes: stop input, drop queued output (iscsit_txe_done on each
+	 * entry), and let go of the link. */
+	void (*close)(struct iscsit_conn *c);
+	/* Something of c still runs in the transport (work posted to the link): not yet. */
+	bool (*busy)(const struct iscsit_conn *c);
+	/* c is freed: release the transport's state. */
+	void (*release)(struct iscsit_conn *c);
+	/* The admin listing: the transport's own fields of c (may be NULL). */
+	void (*show)(const struct iscsit_conn *c, struct tgt_json *j);
 };
 
 #define ISCSIT_ITT_BUCKETS 256
@@ -282,27 +315,22 @@ struct iscsit_conn {
 	uint64_t id;
 	struct iscsit_ctx *ctx;
 	struct iscsit_worker *w;
-	const struct iscsit_conn_ops *ops; /* NULL: TCP socket c->fd */
-	void *ops_ctx;			   /* the ops' per-connection state */
+	const struct iscsit_xport *xp;
+	void *xp_priv;			   /* the transport's per-connection state */
 	struct iscsit_conn *wprev, *wnext; /* worker's list */
 	struct iscsit_conn *ready_next, *dirty_next;
 	bool on_ready, on_dirty;
-	struct ut_watch watch; /* the socket, on the worker's loop */
-	int fd;
 	struct iscsit_portal *portal;
 	struct sockaddr_storage peer, local;
 	char peer_str[80], local_str[80];
 	enum iscsit_conn_state state;
-	bool rx_off;	       /* EPOLLIN withdrawn (closing, paused, or tx backlog) */
-	bool want_out;	       /* EPOLLOUT registered */
 	atomic_int refs;       /* messages in flight that name this connection */
 	bool rx_paused;	       /* a handler paused input (login wait, logout) */
-	bool tx_backlog;       /* too much output queued: stop reading until it drains */
 	uint32_t login_cmd_sn; /* ExpCmdSN before a session exists */
 	unsigned ntasks;       /* tasks alive (any state) */
 	unsigned ntmf;	       /* TMFs in the core */
 	struct iscsit_rx rx;
-	struct iscsit_tx tx;
+	uint64_t tx_pdus, tx_bytes; /* counted by the transport */
 	struct iscsit_login *login;
 	struct iscsit_session *sess;
 	struct iscsit_tgt *tgt; /* NULL for discovery */
@@ -341,9 +369,16 @@ struct iscsit_conn {
 };
 
 /* iscsi_conn.c */
-struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, int fd, struct iscsit_portal *p);
-void iscsit_conn_input(struct iscsit_conn *c);	/* socket readable / staged data */
-void iscsit_conn_output(struct iscsit_conn *c); /* socket writable */
+/* A connection on worker w (which counted it already: iscsit_worker_pick), arrived through
+ * portal p over transport xp, whose state for it is xp_priv; NULL when out of memory. */
+struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, const struct iscsit_xport *xp,
+				    void *xp_priv, struct iscsit_portal *p,
+				    const struct sockaddr_storage *peer,
+				    const struct sockaddr_storage *local);
+void iscsit_conn_input(struct iscsit_conn *c);	/* input arrived / staged data */
+void iscsit_conn_output(struct iscsit_conn *c); /* flush queued output */
+/* The receive state machine's handlers, for transports that run it (iscsit_rx_run/feed). */
+extern const struct iscsit_rx_ops iscsit_conn_rx_ops;
 void iscsit_conn_close(struct iscsit_conn *c, const char *why);
 void iscsit_conn_put(struct iscsit_conn *c); /* drop a reference; may free */
 void iscsit_conn_maybe_free(struct iscsit_conn *c);
@@ -352,10 +387,10 @@ void iscsit_conn_resume(struct iscsit_conn *c);
 void iscsit_conn_tick(struct iscsit_conn *c, time_t now); /* NOP-In, timeouts */
 void iscsit_conn_mark_dirty(struct iscsit_conn *c);
 void iscsit_conn_mark_ready(struct iscsit_conn *c);
-/* A PDU received whole by a non-socket connection (iSER SEND: BHS + AHS + data, no
- * digests, no padding): run it through the handlers the socket receive path feeds.  Returns
- * RX_CB_OK, RX_CB_PAUSE (hold further PDUs until ops->input runs) or RX_CB_FATAL (the
- * connection was closed). */
+/* A PDU received whole by a message transport (iSER SEND: BHS + AHS + data, no digests, no
+ * padding): run it through the handlers the stream receive path feeds.  Returns RX_CB_OK,
+ * RX_CB_PAUSE (hold further PDUs until xp->input runs) or RX_CB_FATAL (the connection was
+ * closed). */
 int iscsit_conn_feed(struct iscsit_conn *c, const uint8_t *pdu, size_t len);
 /* Ask c's worker (from any thread) to close c. */
 void iscsit_conn_close_async(struct iscsit_conn *c, const char *why);
@@ -445,9 +480,15 @@ void iscsit_task_submit(struct iscsit_task *t); /* its CmdSN turn came */
 struct iscsit_task *iscsit_task_find(struct iscsit_conn *c, uint32_t itt);
 void iscsit_conn_drop_tasks(struct iscsit_conn *c); /* closing: free tasks not in the core */
 void iscsit_task_gone(struct iscsit_conn *c, uint32_t itt);
-/* ops->solicit's completion: len bytes of t's write data are in t->buf (ok), or the transfer
- * failed (!ok: the command ends with a data phase error). */
+/* xp->solicit's completion: len bytes of t's write data are in its buffer (ok), or the
+ * transfer failed (!ok: the command ends with a data phase error). */
 void iscsit_task_data_placed(struct iscsit_task *t, uint32_t len, bool ok);
+/* R2Ts for the rest of a write, up to MaxOutstandingR2T (the stream transports' solicit). */
+int iscsit_r2t_solicit(struct iscsit_task *t);
+/* Pieces of t's buffer covering [off, off + len) into iov (room for max).  The count, or -1
+ * when they do not fit max or the range is outside the buffer. */
+int iscsit_task_slice(const struct iscsit_task *t, uint32_t off, uint32_t len, struct iovec *iov,
+		      int max);
 /* iscsi_tmf.c */
 int iscsit_tmf_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
 /* iscsi_nop.c */
@@ -460,24 +501,32 @@ void iscsit_logout_maybe_answer(struct iscsit_conn *c);
 /* ---------------------------------------------------------------- transmit (iscsi_tx.c) */
 struct iscsit_txe *iscsit_txe_new(void);
 void iscsit_tx_queue(struct iscsit_conn *c, struct iscsit_txe *e);
-/* Build a header-only or small PDU and queue it.  data is copied when copy is set. */
-struct iscsit_txe *iscsit_tx_pdu(struct iscsit_conn *c, const uint8_t *hdr, const void *data,
-				 uint32_t dlen, bool copy);
-/* Write as much as the socket takes.  Returns 0, or -1 when the connection failed. */
-int iscsit_tx_flush(struct iscsit_conn *c);
-/* Drop everything queued (connection closing); runs each entry's sent() so tasks are freed. */
-void iscsit_tx_discard(struct iscsit_conn *c);
-/* Pure part, for tests: turn queued entries into slots and fill iov (returns count). */
-int iscsit_tx_build_iov(struct iscsit_conn *c, struct iovec *iov, int max);
-void iscsit_tx_consumed(struct iscsit_conn *c, size_t n);
+/* Build a header-only or small PDU and queue it.  data is copied when copy is set.  0, or -1
+ * when out of memory. */
+int iscsit_tx_pdu(struct iscsit_conn *c, const uint8_t *hdr, const void *data, uint32_t dlen,
+		  bool copy);
+/* Queue a header-only PDU after which the connection closes (why: for the log). */
+void iscsit_tx_pdu_then_close(struct iscsit_conn *c, const uint8_t *hdr, const char *why);
+/* The transport is done with e (sent, or dropped): its sent() runs, a close_after entry
+ * marks the connection to close once its output is out (c->close_after_flush), e is freed. */
+void iscsit_txe_done(struct iscsit_conn *c, struct iscsit_txe *e);
 
 /* ---------------------------------------------------------------- portals (iscsi_portal.c) */
 /* Parse "ADDR:PORT", "[v6]:PORT", "ADDR" (port 3260). */
 int iscsit_parse_portal(const char *s, struct sockaddr_storage *ss, socklen_t *len);
-int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen);
+/* Make room for the TCP portals plus `extra` of other transports, then open the TCP ones
+ * (driver attribute `listen`; default 0.0.0.0:3260 and [::]:3260) on worker 0. */
+int iscsit_portals_open(struct iscsit_ctx *ctx, unsigned extra, char *err, size_t errlen);
+/* Append a portal "ADDR[:PORT]" of transport xp (within the room made); NULL with err. */
+struct iscsit_portal *iscsit_portal_add(struct iscsit_ctx *ctx, const char *str,
+					const struct iscsit_xport *xp, char *err, size_t errlen);
 void iscsit_portals_close(struct iscsit_ctx *ctx);
 /* Accept every pending connection on portal p (called on worker 0). */
 void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p);
+/* The TCP transport (iscsi_tcp.c); tcp_adopt hands an accepted socket to the least loaded
+ * worker. */
+extern const struct iscsit_xport iscsit_tcp_xport;
+void iscsit_tcp_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal);
 void iscsit_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len, bool port);
 void iscsit_apply_sockopts(int fd, const struct iscsit_sockopts *o);
 

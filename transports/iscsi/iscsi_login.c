@@ -17,6 +17,7 @@ struct iscsit_login {
 	uint16_t cid;
 	uint32_t itt;
 	struct iscsit_sess_params p;
+	struct iscsit_tgt_params tp; /* the target's keys as this connection's transport allows */
 	struct iscsit_neg neg;
 	struct iscsit_chap *chap;
 	const struct iscsit_auth *auth;
@@ -120,25 +121,37 @@ static uint16_t first_pdu_checks(struct iscsit_conn *c, struct iscsit_kv *kv, un
 		return ISCSI_LOGIN_MISSING_PARAM;
 	if (stype && !strcmp(stype, "Discovery")) {
 		l->auth = &c->ctx->disc_auth;
-		l->neg.tgt = &c->ctx->disc_params;
+		l->tp = c->ctx->disc_params;
 	} else {
 		if (!tname || !*tname)
 			return ISCSI_LOGIN_MISSING_PARAM;
 		t = find_target(c->ctx, tname);
 		if (!t || !t->t->enabled)
 			return ISCSI_LOGIN_NOT_FOUND;
-		if (!iscsit_portal_allowed(t, c->portal, &c->local))
+		if (!iscsit_portal_allowed(t, c->portal, &c->local) || !c->xp->target_allowed(t))
 			return ISCSI_LOGIN_NOT_FOUND;
 		if (tgt_acl_resolve(t->t, iname)->n == 0)
 			return ISCSI_LOGIN_AUTHZ_FAILED;
 		c->tgt = t;
 		l->auth = &t->auth;
-		l->neg.tgt = &t->params;
+		l->tp = t->params;
 	}
+	if (!(c->xp->caps & ISCSIT_XP_DIGESTS)) {
+		/* no digests on this transport whatever the target says (iSER: RFC 7145 5.1) */
+		l->tp.hdigest_crc = l->tp.ddigest_crc = false;
+		l->tp.hdigest_none = l->tp.ddigest_none = true;
+	}
+	l->neg.tgt = &l->tp;
 	l->auth_required = l->auth->nin > 0;
 	l->neg.auth_chap_allowed = l->auth->nin > 0;
 	l->neg.auth_none_allowed = !l->auth_required;
 	return 0;
+}
+
+/* The transport's last word on an answer the engine built. */
+static int answer_fix(struct iscsit_conn *c, struct iscsit_text *out, bool final, uint16_t *st)
+{
+	return c->xp->login_answer ? c->xp->login_answer(c, out, final, st) : 0;
 }
 
 /* Leave the login phase: create the session and send the final response. */
@@ -155,18 +168,16 @@ static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, stru
 	if (!s)
 		return fail(c, req, ISCSI_LOGIN_OUT_OF_RESOURCES, "cannot create session");
 	c->sess = s;
-	if (c->tgt && c->tgt->has_sockopts)
-		iscsit_apply_sockopts(c->fd, &c->tgt->sockopts);
 	send_rsp(c, req, flags, s->tsih, 0, out, false);
 	iscsit_conn_enter_ffp(c);
 	for (int i = 0; i < 6; i++)
 		sprintf(hex + 2 * i, "%02x", l->isid[i]);
-	iscsit_log("conn %llu: %s session tsih %u isid 0x%s: %s -> %s on worker %u (cpu %d), "
+	iscsit_log("conn %llu: %s %s session tsih %u isid 0x%s: %s -> %s on worker %u (cpu %d), "
 		   "HeaderDigest %s DataDigest %s MRDSL %u/%u MaxBurst %u FirstBurst %u "
 		   "InitialR2T %s ImmediateData %s",
-		   (unsigned long long)c->id, l->p.discovery ? "discovery" : "normal", s->tsih, hex,
-		   l->p.initiator_name, c->tgt ? c->tgt->name : "(discovery)", c->w->idx,
-		   c->w->ut.cpu, s->p.header_digest ? "CRC32C" : "None",
+		   (unsigned long long)c->id, c->xp->name, l->p.discovery ? "discovery" : "normal",
+		   s->tsih, hex, l->p.initiator_name, c->tgt ? c->tgt->name : "(discovery)",
+		   c->w->idx, c->w->ut.cpu, s->p.header_digest ? "CRC32C" : "None",
 		   s->p.data_digest ? "CRC32C" : "None", s->p.max_recv_dsl, s->p.max_xmit_dsl,
 		   s->p.max_burst, s->p.first_burst, s->p.initial_r2t ? "Yes" : "No",
 		   s->p.immediate_data ? "Yes" : "No");
@@ -355,6 +366,16 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 			return fail(c, req, st, "no such session / MC/S not supported");
 		}
 	}
+	if (c->xp->login_keys) {
+		int left = c->xp->login_keys(c, kv, nkv, &out, &st);
+
+		if (left < 0) {
+			free(text);
+			iscsit_text_free(&out);
+			return fail(c, req, st, "transport login key refused");
+		}
+		nkv = (unsigned)left;
+	}
 	st = iscsit_neg_login(&l->neg, kv, nkv, l->stage, &out, sec, &nsec);
 	if (st) {
 		free(text);
@@ -452,12 +473,21 @@ int iscsit_login_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 					return fail(c, req, ISCSI_LOGIN_MISSING_PARAM,
 						    "no InitiatorName");
 				}
+				if (answer_fix(c, &out, true, &st)) {
+					iscsit_text_free(&out);
+					return fail(c, req, st,
+						    "transport refused the login's end");
+				}
 				rc = reinstate_or_finish(c, req, flags, &out);
 				iscsit_text_free(&out);
 				return rc;
 			}
 			l->stage = nsg;
 		}
+	}
+	if (answer_fix(c, &out, false, &st)) {
+		iscsit_text_free(&out);
+		return fail(c, req, st, "transport refused the login answer");
 	}
 	if (out.oom) {
 		iscsit_text_free(&out);

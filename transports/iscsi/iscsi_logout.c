@@ -9,15 +9,13 @@ static void send_logout_rsp(struct iscsit_conn *c, uint32_t itt, uint8_t respons
 {
 	uint8_t hdr[ISCSI_BHS_LEN];
 	struct iscsi_sn sn;
-	struct iscsit_txe *e;
 
 	iscsit_conn_sn(c, &sn, true);
 	iscsi_bhs_logout_rsp(hdr, itt, response, 0, 0, &sn);
-	e = iscsit_tx_pdu(c, hdr, NULL, 0, false);
-	if (e && close) {
-		e->close_after = true;
-		c->close_why = "logged out";
-	}
+	if (close)
+		iscsit_tx_pdu_then_close(c, hdr, "logged out");
+	else
+		iscsit_tx_pdu(c, hdr, NULL, 0, false);
 }
 
 void iscsit_logout_maybe_answer(struct iscsit_conn *c)

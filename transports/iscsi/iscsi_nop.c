@@ -29,7 +29,7 @@ int iscsit_nop_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 	iscsit_conn_sn(c, &sn, true);
 	iscsi_bhs_nop_in(hdr, bhs_lun(h), itt, ISCSI_RSVD_TAG, &sn, rx->dsl);
 	/* the ping data is echoed back */
-	if (!iscsit_tx_pdu(c, hdr, rx->dsl ? iscsit_rx_data(rx) : NULL, rx->dsl, true))
+	if (iscsit_tx_pdu(c, hdr, rx->dsl ? iscsit_rx_data(rx) : NULL, rx->dsl, true))
 		return RX_CB_FATAL;
 	return RX_CB_OK;
 }

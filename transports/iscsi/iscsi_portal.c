@@ -175,7 +175,34 @@ static void portal_ready(struct ut_watch *w, uint32_t events)
 	iscsit_portal_accept(p->ctx, p);
 }
 
-int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
+struct iscsit_portal *iscsit_portal_add(struct iscsit_ctx *ctx, const char *str,
+					const struct iscsit_xport *xp, char *err, size_t errlen)
+{
+	struct iscsit_portal *p;
+
+	if (ctx->nportals == ctx->portal_cap) {
+		snprintf(err, errlen, "portal %s: no room", str);
+		return NULL;
+	}
+	p = &ctx->portals[ctx->nportals];
+	memset(p, 0, sizeof(*p));
+	p->xp = xp;
+	p->ctx = ctx;
+	p->fd = -1;
+	if (iscsit_parse_portal(str, &p->addr, &p->addrlen)) {
+		snprintf(err, errlen, "portal '%s': not ADDR:PORT", str);
+		return NULL;
+	}
+	snprintf(p->str, sizeof(p->str), "%s", str);
+	p->wildcard = is_wildcard(&p->addr);
+	p->family = p->addr.ss_family;
+	p->port = ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
+					     : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
+	ctx->nportals++;
+	return p;
+}
+
+int iscsit_portals_open(struct iscsit_ctx *ctx, unsigned extra, char *err, size_t errlen)
 {
 	const char *vals[64];
 	unsigned n = tgt_attr_get_all(&ctx->drv->attrs, "listen", vals, 64);
@@ -186,41 +213,35 @@ int iscsit_portals_open(struct iscsit_ctx *ctx, char *err, size_t errlen)
 		vals[1] = "[::]:3260";
 		n = 2;
 	}
-	ctx->portals = calloc(n, sizeof(*ctx->portals));
+	ctx->portals = calloc(n + extra, sizeof(*ctx->portals));
 	if (!ctx->portals) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	ctx->portal_cap = n + extra;
 	for (unsigned i = 0; i < n; i++) {
-		struct iscsit_portal *p = &ctx->portals[ctx->nportals];
+		struct iscsit_portal *p =
+		    iscsit_portal_add(ctx, vals[i], &iscsit_tcp_xport, err, errlen);
 
-		p->fd = -1;
-		if (iscsit_parse_portal(vals[i], &p->addr, &p->addrlen)) {
+		if (!p) {
 			snprintf(err, errlen, "listen '%s': not ADDR:PORT", vals[i]);
 			return -1;
 		}
-		snprintf(p->str, sizeof(p->str), "%s", vals[i]);
-		p->wildcard = is_wildcard(&p->addr);
-		p->family = p->addr.ss_family;
-		p->port =
-		    ntohs(p->family == AF_INET ? ((struct sockaddr_in *)&p->addr)->sin_port
-					       : ((struct sockaddr_in6 *)&p->addr)->sin6_port);
 		if (open_one(p, err, errlen)) {
 			/* The default [::] may fail on a host without IPv6: not fatal then. */
 			if (defaults && p->family == AF_INET6) {
 				iscsit_log("%s (continuing without IPv6)", err);
 				err[0] = '\0';
+				ctx->nportals--;
 				continue;
 			}
 			return -1;
 		}
-		ctx->nportals++;
 	}
 	for (unsigned i = 0; i < ctx->nportals; i++) {
 		struct iscsit_portal *p = &ctx->portals[i];
 		int rc;
 
-		p->ctx = ctx;
 		p->watch.fn = portal_ready;
 		p->watch.fd = p->fd;
 		rc = ut_thread_watch(&ctx->workers[0].ut, &p->watch, EPOLLIN);
@@ -278,6 +299,6 @@ void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
 			continue;
 		}
 		iscsit_apply_sockopts(fd, &ctx->sockopts);
-		iscsit_worker_adopt(ctx, fd, p);
+		iscsit_tcp_adopt(ctx, fd, p);
 	}
 }

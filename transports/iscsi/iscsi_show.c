@@ -33,10 +33,13 @@ static void conn(struct tgt_json *j, const struct iscsit_conn *c)
 	tgt_json_obj(j, NULL);
 	tgt_json_u64(j, "id", c->id);
 	tgt_json_u64(j, "cid", c->cid);
+	tgt_json_str(j, "transport", c->xp->name);
 	tgt_json_str(j, "portal", c->portal ? c->portal->str : NULL);
 	tgt_json_str(j, "local", c->local_str);
 	tgt_json_str(j, "peer", c->peer_str);
 	tgt_json_u64(j, "worker", c->w->idx);
+	if (c->xp->show)
+		c->xp->show(c, j);
 	tgt_json_end_obj(j);
 }
 

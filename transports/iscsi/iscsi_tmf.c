@@ -21,15 +21,13 @@ static void send_tmf_rsp(struct iscsit_conn *c, uint32_t itt, uint8_t response, 
 {
 	uint8_t hdr[ISCSI_BHS_LEN];
 	struct iscsi_sn sn;
-	struct iscsit_txe *e;
 
 	iscsit_conn_sn(c, &sn, true);
 	iscsi_bhs_tmf_rsp(hdr, itt, response, &sn);
-	e = iscsit_tx_pdu(c, hdr, NULL, 0, false);
-	if (e && close) {
-		e->close_after = true;
-		c->close_why = "TARGET COLD RESET";
-	}
+	if (close)
+		iscsit_tx_pdu_then_close(c, hdr, "TARGET COLD RESET");
+	else
+		iscsit_tx_pdu(c, hdr, NULL, 0, false);
 }
 
 static uint8_t map_resp(enum scsi_tmf_resp r)
@@ -106,9 +104,9 @@ static unsigned abort_local(struct iscsit_conn *c, bool by_lun, uint64_t lun, bo
 			if (by_lun && scsi_lun_decode(t->lun_raw) != lun)
 				continue;
 			n++;
-			if (t->in_waitq) {
-				/* it stays in the CmdSN queue, marked, so the gap logic stays
-				 * right; the queue frees it when its turn comes */
+			if (t->in_waitq || t->fetching) {
+				/* still queued for its CmdSN turn, or the transport still
+				 * writes into its buffer: marked, freed when that ends */
 				t->local_abort = true;
 				t->state = TS_CMDSN_WAIT;
 				iscsit_task_gone(c, t->itt);

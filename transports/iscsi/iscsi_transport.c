@@ -309,7 +309,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	}
 	attr_u64(&drv->attrs, "worker_threads", 256, &nworkers, NULL);
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
-	    iscsit_portals_open(ctx, err, errlen)) {
+	    iscsit_portals_open(ctx, 0, err, errlen)) {
 		iscsit_portals_close(ctx);
 		iscsit_workers_stop(ctx);
 		ctx_free(ctx);

@@ -154,34 +154,3 @@ struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx)
 	atomic_fetch_add(&best->nconns, 1); /* count now so the next pick sees it */
 	return best;
 }
-
-struct adopt_msg {
-	struct ut_msg m;
-	struct iscsit_worker *w;
-	int fd;
-	struct iscsit_portal *portal;
-};
-
-static void adopt_fn(struct ut_msg *m)
-{
-	struct adopt_msg *am = (struct adopt_msg *)m;
-
-	if (!iscsit_conn_new(am->w, am->fd, am->portal))
-		close(am->fd);
-	free(am);
-}
-
-void iscsit_worker_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal)
-{
-	struct adopt_msg *am = calloc(1, sizeof(*am));
-
-	if (!am) {
-		close(fd);
-		return;
-	}
-	am->m.fn = adopt_fn;
-	am->w = iscsit_worker_pick(ctx);
-	am->fd = fd;
-	am->portal = portal;
-	ut_thread_post(&am->w->ut, &am->m);
-}

@@ -1,0 +1,240 @@
+/* The TCP transmit ring: headers, pads and digests laid out as iovecs; Data-In cut by the
+ * initiator's MaxRecvDataSegmentLength and MaxBurstLength, F bits at sequence ends, status
+ * and residual in the last PDU, StatSN reserved at queue time; partial writes; discard. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transports/iscsi/iscsi_digest.h"
+#include "transports/iscsi/iscsi_tcp.h"
+
+struct txfix {
+	struct iscsit_worker w;
+	struct iscsit_session s;
+	struct iscsit_conn c;
+	struct iscsit_tcp tc;
+};
+
+static void fx_init(struct txfix *f, uint32_t mrdsl, uint32_t burst, bool hd, bool dd)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->s.lock, NULL);
+	f->s.exp_cmd_sn = 100;
+	f->s.queued_cmds = 32;
+	f->s.p.max_xmit_dsl = mrdsl;
+	f->s.p.max_burst = burst;
+	f->s.p.header_digest = hd;
+	f->s.p.data_digest = dd;
+	f->c.w = &f->w;
+	f->c.sess = &f->s;
+	f->c.state = CONN_FFP;
+	f->c.xp = &iscsit_tcp_xport;
+	f->c.xp_priv = &f->tc;
+	f->tc.fd = -1;
+	f->tc.conn = &f->c;
+	f->c.stat_sn = 50;
+}
+
+/* A PDU entry queued like iscsit_tx_pdu does, with a completion to count. */
+static struct iscsit_txe *queue_pdu(struct iscsit_conn *c, const uint8_t *hdr, const void *data,
+				    uint32_t dlen, void (*sent)(struct iscsit_txe *))
+{
+	struct iscsit_txe *e = iscsit_txe_new();
+
+	cr_assert_not_null(e);
+	e->kind = TXE_PDU;
+	memcpy(e->hdr, hdr, 48);
+	if (dlen) { /* a copy, as iscsit_tx_pdu makes: the caller may reuse its buffer */
+		e->owned = malloc(dlen);
+		memcpy(e->owned, data, dlen);
+		e->data = e->owned;
+	}
+	e->dlen = dlen;
+	e->sent = sent;
+	iscsit_tx_queue(c, e);
+	return e;
+}
+
+/* Flatten what build_iov would send. */
+static size_t flatten(struct iscsit_conn *c, uint8_t *out, size_t max)
+{
+	struct iovec iov[ISCSIT_TX_SLOTS * 3];
+	int n = iscsit_tcp_build_iov(c, iov, ISCSIT_TX_SLOTS * 3);
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		cr_assert(len + iov[i].iov_len <= max);
+		memcpy(out + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	return len;
+}
+
+static int sent_count;
+static void count_sent(struct iscsit_txe *e)
+{
+	(void)e;
+	sent_count++;
+}
+
+Test(iscsi_tcp_tx, pdu_with_pad_and_digests)
+{
+	struct txfix f;
+	uint8_t hdr[48] = {0}, out[256];
+	struct iscsit_txe *e;
+	size_t len;
+
+	fx_init(&f, 8192, 65536, true, true);
+	hdr[0] = ISCSI_OP_NOP_IN;
+	iscsi_put24(hdr + 5, 5);
+	e = queue_pdu(&f.c, hdr, "hello", 5, count_sent);
+	cr_assert_not_null(e);
+	cr_assert(f.c.on_dirty, "queued output marks the connection for flushing");
+	len = flatten(&f.c, out, sizeof(out));
+	cr_assert_eq(len, 48 + 4 + 5 + 3 + 4);
+	cr_assert_eq(iscsi_digest_get(out + 48), iscsi_crc32c(out, 48));
+	cr_assert_eq(memcmp(out + 52, "hello\0\0\0", 8), 0);
+	cr_assert_eq(iscsi_digest_get(out + 60), iscsi_crc32c(out + 52, 8));
+	sent_count = 0;
+	iscsit_tcp_consumed(&f.c, 30); /* a partial write */
+	cr_assert_eq(sent_count, 0);
+	len = flatten(&f.c, out, sizeof(out));
+	cr_assert_eq(len, 64 - 30, "resumes where the socket stopped");
+	iscsit_tcp_consumed(&f.c, len);
+	cr_assert_eq(sent_count, 1);
+	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
+}
+
+Test(iscsi_tcp_tx, login_pdus_never_carry_digests)
+{
+	struct txfix f;
+	uint8_t hdr[48] = {0}, out[128];
+	struct iscsit_txe *e = iscsit_txe_new();
+
+	fx_init(&f, 8192, 65536, true, true);
+	memcpy(e->hdr, hdr, 48);
+	e->kind = TXE_PDU;
+	e->nodigest = true;
+	e->data = "ab";
+	e->dlen = 2;
+	iscsit_tx_queue(&f.c, e);
+	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 48 + 4);
+	iscsit_tcp_discard(&f.c);
+}
+
+static struct iscsit_task *read_task(uint32_t len, uint8_t status, enum scsi_resid rk,
+				     uint32_t resid)
+{
+	struct iscsit_task *t = calloc(1, sizeof(*t));
+	uint8_t *buf = malloc(len);
+
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 3);
+	t->iov1.iov_base = buf;
+	t->iov1.iov_len = len;
+	t->iov = &t->iov1;
+	t->niov = 1;
+	t->buflen = len;
+	t->din_len = len;
+	t->itt = 0x77;
+	t->st.status = status;
+	t->st.resid_kind = rk;
+	t->st.resid = resid;
+	return t;
+}
+
+Test(iscsi_tcp_tx, datain_split_by_mrdsl_and_burst)
+{
+	struct txfix f;
+	struct iscsit_task *t = read_task(40000, 0, SCSI_RESID_UNDER, 24);
+	struct iscsit_txe *e = iscsit_txe_new();
+	uint8_t *out = malloc(200000);
+	size_t len, off = 0;
+	uint32_t data_off = 0, sn = 0;
+
+	/* MRDSL 8192, burst 16384: 8192+8192 (F) | 8192+8192 (F) | 7232 (F, S) */
+	fx_init(&f, 8192, 16384, false, true);
+	t->conn = &f.c;
+	t->din_status = true;
+	t->stat_sn = 49;
+	e->kind = TXE_DATAIN;
+	e->task = t;
+	iscsit_tx_queue(&f.c, e);
+	len = flatten(&f.c, out, 200000);
+	while (off < len) {
+		const uint8_t *h = out + off;
+		uint32_t dl = bhs_dsl(h);
+		bool last = data_off + dl == 40000;
+
+		cr_assert_eq(bhs_opcode(h), ISCSI_OP_DATA_IN);
+		cr_assert_eq(bhs_w36(h), sn++, "DataSN");
+		cr_assert_eq(bhs_w40(h), data_off, "offset");
+		cr_assert(dl <= 8192);
+		cr_assert_eq(!!(h[1] & ISCSI_FLAG_FINAL), last || (data_off + dl) % 16384 == 0,
+			     "F at the end of each MaxBurstLength sequence");
+		cr_assert_eq(!!(h[1] & ISCSI_DATAIN_STATUS), last);
+		if (last) {
+			cr_assert_eq(h[1] & ISCSI_DATAIN_UNDER, ISCSI_DATAIN_UNDER);
+			cr_assert_eq(bhs_w44(h), 24);
+			cr_assert_eq(bhs_w24(h), 49, "the StatSN reserved at queue time");
+		}
+		cr_assert_eq(bhs_w28(h), 100);
+		cr_assert_eq(memcmp(h + 48, (uint8_t *)t->iov1.iov_base + data_off, dl), 0,
+			     "data straight from the buffer");
+		cr_assert_eq(iscsi_digest_get(h + 48 + dl + iscsi_pad4(dl)),
+			     iscsi_crc32c(h + 48, dl + iscsi_pad4(dl)));
+		off += 48 + dl + iscsi_pad4(dl) + 4;
+		data_off += dl;
+	}
+	cr_assert_eq(sn, 5);
+	cr_assert_eq(data_off, 40000);
+	iscsit_tcp_consumed(&f.c, len);
+	free(out);
+	free(t->iov1.iov_base);
+	free(t);
+}
+
+Test(iscsi_tcp_tx, long_stream_refills_the_ring)
+{
+	struct txfix f;
+	struct iscsit_task *t = read_task(1 << 20, 0, SCSI_RESID_NONE, 0);
+	struct iscsit_txe *e = iscsit_txe_new();
+	uint8_t *out = malloc(2 << 20);
+	size_t total = 0, len;
+	unsigned pdus = 0;
+
+	fx_init(&f, 512, 1 << 20, false, false); /* 2048 PDUs, far more than the ring */
+	t->conn = &f.c;
+	e->kind = TXE_DATAIN;
+	e->task = t;
+	iscsit_tx_queue(&f.c, e);
+	while ((len = flatten(&f.c, out, 2 << 20)) > 0) {
+		pdus += (unsigned)(len / (48 + 512));
+		total += len;
+		iscsit_tcp_consumed(&f.c, len);
+	}
+	cr_assert_eq(pdus, 2048);
+	cr_assert_eq(total, 2048 * (48 + 512));
+	free(out);
+	free(t->iov1.iov_base);
+	free(t);
+}
+
+Test(iscsi_tcp_tx, discard_runs_every_completion_once)
+{
+	struct txfix f;
+	static uint8_t out[ISCSIT_TX_SLOTS * 200];
+	uint8_t hdr[48] = {0};
+
+	fx_init(&f, 512, 65536, false, false);
+	sent_count = 0;
+	for (int i = 0; i < 100; i++) {
+		queue_pdu(&f.c, hdr, out, 100, count_sent);
+	}
+	flatten(&f.c, out, sizeof(out)); /* some are in slots, some still queued */
+	iscsit_tcp_consumed(&f.c, 148 * 3 + 20);
+	cr_assert_eq(sent_count, 3);
+	iscsit_tcp_discard(&f.c);
+	cr_assert_eq(sent_count, 100);
+	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
+}
