@@ -37,7 +37,8 @@ static const char *const ro_handler[] = {"type", END};
 static const char *const ro_driver[] = {"version", "open_state", END};
 static const char *const ro_target[] = {"hw_target", "tid", "dif_checks_failed", END};
 
-/* iSCSI-SCST (driver "iscsi"; SCST's iSER driver "iser" shares them). */
+/* iSCSI-SCST (driver "iscsi", over TCP and iSER alike: SCST's isert module is a transport of
+ * iscsi-scst, not a driver of its own). */
 static const char *const iscsi_driver[] = {
     "IncomingUser",    "OutgoingUser", "iSNSServer",	 "iSNSAccessControl",
     "internal_portal", "link_local",   "per_portal_acl", END};
@@ -79,12 +80,12 @@ struct driver_knowledge {
 /* Drivers whose SCST attributes we know; others (tcmu, qla2x00t, ...) are not checked. */
 static const struct driver_knowledge scst_drivers[] = {
     {"iscsi", iscsi_driver, iscsi_target},
-    {"iser", iscsi_driver, iscsi_target},
     {"ib_srpt", none, none},
     {"copy_manager", copy_manager_driver, none},
 };
 
-static const char *const repeatable[] = {"IncomingUser", "allowed_portal", "listen", END};
+static const char *const repeatable[] = {"IncomingUser", "allowed_portal", "listen", "listen_iser",
+					 END};
 
 static bool in(const char *const *list, const char *key)
 {

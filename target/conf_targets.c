@@ -255,7 +255,12 @@ static void load_driver(struct conf_loader *L, const struct conf_node *n)
 	drv->known = tgt_driver_is_known(drv->name);
 	drv->transport = tgt_transport_find(drv->name);
 	drv->enabled = true;
-	if (!drv->known)
+	if (!strcmp(drv->name, "iser"))
+		diag_error(L->d, n->line,
+			   "TARGET_DRIVER iser: SCST has no such driver; iSER targets are iSCSI "
+			   "targets (TARGET_DRIVER iscsi, RDMAExtensions Yes, the default; "
+			   "listen_iser ADDR:PORT for the RDMA/CM portal, docs/iser.md)");
+	else if (!drv->known)
 		diag_warn(
 		    L->d, n->line,
 		    "unknown target driver '%s': kept in the configuration, not served by utgt",

@@ -1,7 +1,7 @@
 /* Registry of the front ends utgtd can start, by SCST target driver name.
  *
  * Each transport lives in transports/<x>/ and exports a `const struct tgt_transport`.  They are
- * referenced weakly so a build without one (SRP and iSER need RDMA, TCMU needs the kernel's
+ * referenced weakly so a build without one (SRP needs RDMA, TCMU needs the kernel's
  * ring) still links: the driver stays known (its blocks load) and utgtd logs that this build
  * does not serve it. */
 #include <string.h>
@@ -10,7 +10,6 @@
 
 extern const struct tgt_transport iscsi_transport __attribute__((weak));
 extern const struct tgt_transport srpt_transport __attribute__((weak));
-extern const struct tgt_transport iser_transport __attribute__((weak));
 extern const struct tgt_transport tcmu_transport __attribute__((weak));
 
 /* SCST's copy_manager target lists the devices EXTENDED COPY may use.  utgt's core decides
@@ -44,8 +43,9 @@ static const struct {
 	const char *driver;
 	const struct tgt_transport *t;
 } registry[] = {
-    {"iscsi", &iscsi_transport}, {"ib_srpt", &srpt_transport},
-    {"iser", &iser_transport},	 {"copy_manager", &copy_manager_transport},
+    {"iscsi", &iscsi_transport},
+    {"ib_srpt", &srpt_transport},
+    {"copy_manager", &copy_manager_transport},
     {"tcmu", &tcmu_transport},
 };
 

@@ -160,13 +160,21 @@ Test(conf_targets, same_target_name_in_two_drivers_is_fine)
 	struct captured c;
 	struct diag d;
 	struct tgt_config *cfg = load_str("TARGET_DRIVER iscsi {\n TARGET x { enabled 1 }\n}\n"
-					  "TARGET_DRIVER iser {\n TARGET x { enabled 1 }\n}\n",
+					  "TARGET_DRIVER qla2x00t {\n TARGET x { enabled 1 }\n}\n",
 					  &c, &d);
-	assert_loads(cfg, c, 0);
+	assert_loads(cfg, c, 1); /* the one warning: qla2x00t is kept, not served */
 	tgt_config_free(cfg);
 }
 
 /* ---- malformed ---- */
+
+Test(conf_target_errors, iser_is_not_a_driver)
+{
+	assert_fails_with("TARGET_DRIVER iser {\n TARGET x { enabled 1 }\n}\n", 1,
+			  "TARGET_DRIVER iser: SCST has no such driver; iSER targets are iSCSI "
+			  "targets (TARGET_DRIVER iscsi, RDMAExtensions Yes, the default; "
+			  "listen_iser ADDR:PORT for the RDMA/CM portal, docs/iser.md)");
+}
 
 Test(conf_target_errors, lun_names_undefined_device)
 {

@@ -187,8 +187,8 @@ static void up_pdu(struct iser_conn *ic, const struct iser_hdr *h, const uint8_t
 
 static void up_down(struct iser_conn *ic)
 {
-	(void)ic;
 	f.ndown++;
+	iser_conn_release(ic); /* nothing of its own in flight */
 }
 
 static const struct iser_upper upper = {.pdu = up_pdu, .down = up_down};
@@ -391,7 +391,8 @@ Test(iser_conn, send_pdu_puts_the_iser_header_first)
 	uint8_t bhs[48] = {ISCSI_OP_LOGIN_RSP, 0x87};
 
 	connect_ib_iser();
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, "TargetRecvDataSegmentLength=8192", 33), 0);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, "TargetRecvDataSegmentLength=8192", 33, NULL),
+		     0);
 	cr_assert_eq(f.nsent, 1);
 	cr_assert_eq(f.sent_len[0], ISER_HEADERS_LEN + 33);
 	cr_assert_eq(f.sent[0][0], 0x10);
@@ -408,19 +409,19 @@ Test(iser_conn, send_pdu_limits_and_errors)
 	struct iser_keys k;
 
 	connect_ib_iser();
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 8193), -EMSGSIZE);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 8193, NULL), -EMSGSIZE);
 	iser_keys_init(&k, &f.ctx.cfg.keys);
 	k.irdsl = 512;
 	iser_conn_enter_ffp(f.priv, &k);
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 513), -EMSGSIZE);
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 512), 0);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 513, NULL), -EMSGSIZE);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, big, 512, NULL), 0);
 	f.send_rc = -EAGAIN;
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, NULL, 0), -EAGAIN);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, NULL, 0, NULL), -EAGAIN);
 	for (unsigned i = 0; i < NBUF; i++)
 		cr_assert_not(f.sbusy[i], "a failed send gives its buffer back");
 	f.send_rc = 0;
 	iser_conn_drop(f.priv, "test");
-	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, NULL, 0), -ENOTCONN);
+	cr_assert_eq(iser_conn_send_pdu(f.priv, bhs, NULL, 0, NULL), -ENOTCONN);
 	cr_assert_eq(f.nsent, 1);
 }
 

@@ -6,10 +6,11 @@
 
 Test(tgt_transport, served_driver_names)
 {
-	static const char *const known[] = {"iscsi", "ib_srpt", "iser", "copy_manager", "tcmu"};
+	static const char *const known[] = {"iscsi", "ib_srpt", "copy_manager", "tcmu"};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		cr_assert(tgt_driver_is_known(known[i]), "%s", known[i]);
 	cr_assert_not(tgt_driver_is_known("qla2x00t"));
+	cr_assert_not(tgt_driver_is_known("iser"), "iSER is a transport of the iscsi driver");
 	cr_assert_not(tgt_driver_is_known("ISCSI"), "driver names are case-sensitive, as in SCST");
 	cr_assert_not(tgt_driver_is_known(NULL));
 }
@@ -33,7 +34,7 @@ Test(tgt_transport, copy_manager_is_built_in)
 
 Test(tgt_transport, a_present_transport_names_its_driver)
 {
-	static const char *const known[] = {"iscsi", "ib_srpt", "iser", "tcmu"};
+	static const char *const known[] = {"iscsi", "ib_srpt", "tcmu"};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		const struct tgt_transport *t = tgt_transport_find(known[i]);
 		if (!t)

@@ -468,10 +468,6 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 	}
 	memcpy(t->st.cdb, cmd.cdb, cmd.cdb_len);
 	t->st.cdb_len = (uint8_t)cmd.cdb_len;
-	if (c->xp->task_init && c->xp->task_init(t, rx->dsl, &rx->why)) {
-		iscsit_task_free(t);
-		return RX_CB_FATAL;
-	}
 	if (cmd.edtl > c->xp->max_xfer) {
 		t->failed = true;
 		t->fail_sr = SR_INVALID_FIELD_IN_CDB;
@@ -483,6 +479,10 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 		}
 	}
 	t->unsol_open = !cmd.final;
+	if (c->xp->task_init && c->xp->task_init(t, rx->dsl, &rx->why)) {
+		iscsit_task_free(t);
+		return RX_CB_FATAL;
+	}
 	if (rx->dsl && (!t->niov || !place_data(t, rx, 0, rx->dsl)))
 		rx->discard = true; /* failed task: the data is not kept */
 	c->cur_task = t;

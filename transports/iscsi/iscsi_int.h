@@ -527,6 +527,16 @@ void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p);
  * worker. */
 extern const struct iscsit_xport iscsit_tcp_xport;
 void iscsit_tcp_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *portal);
+/* The iSER transport's portals on RDMA/CM (transports/iser/iser_listen.c): the driver
+ * attribute listen_iser (how many of them, into vals), its checks, start (portals added,
+ * the verbs layer on the workers), close (no new connections), stop (after the last
+ * connection went). */
+#define ISCSIT_ISER_PORTALS_MAX 8
+unsigned iser_listen_portals(const struct tgt_driver *drv, const char **vals, unsigned max);
+void iser_listen_validate(const struct tgt_driver *drv, struct diag *d);
+int iser_listen_start(struct iscsit_ctx *ctx, char *err, size_t errlen);
+void iser_listen_close(struct iscsit_ctx *ctx);
+void iser_listen_stop(struct iscsit_ctx *ctx);
 void iscsit_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len, bool port);
 void iscsit_apply_sockopts(int fd, const struct iscsit_sockopts *o);
 

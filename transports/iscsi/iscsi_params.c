@@ -265,6 +265,9 @@ void iscsit_tgt_params_default(struct iscsit_tgt_params *p)
 	p->nop_in_interval = 30;
 	p->nop_in_timeout = 30;
 	p->rsp_timeout = 90;
+	p->rdma_extensions = true;
+	p->iser_trdsl = 8192;
+	p->iser_irdsl = 8192;
 }
 
 void iscsit_sess_params_rfc_default(struct iscsit_sess_params *r)
@@ -757,6 +760,8 @@ static const struct num_attr num_attrs[] = {
     NA("NopInInterval", nop_in_interval, 0, 3600),
     NA("NopInTimeout", nop_in_timeout, 1, 3600),
     NA("RspTimeout", rsp_timeout, 1, 65535),
+    NA("TargetRecvDataSegmentLength", iser_trdsl, 8192, 16777215),
+    NA("InitiatorRecvDataSegmentLength", iser_irdsl, 512, 16777215),
 };
 
 void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt_attr *a,
@@ -767,7 +772,8 @@ void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt
 		bool b;
 
 		if (!strcasecmp(k, "InitialR2T") || !strcasecmp(k, "ImmediateData") ||
-		    !strcasecmp(k, "DataPDUInOrder") || !strcasecmp(k, "DataSequenceInOrder")) {
+		    !strcasecmp(k, "DataPDUInOrder") || !strcasecmp(k, "DataSequenceInOrder") ||
+		    !strcasecmp(k, "RDMAExtensions") || !strcasecmp(k, "iSERHelloRequired")) {
 			if (!attr_bool(v, &b)) {
 				if (d)
 					diag_error(d, a[i].line, "%s: expected Yes or No, got '%s'",
@@ -780,8 +786,18 @@ void iscsit_tgt_params_from_attrs(struct iscsit_tgt_params *p, const struct utgt
 				p->immediate_data = b;
 			else if (!strcasecmp(k, "DataPDUInOrder"))
 				p->data_pdu_inorder = b;
-			else
+			else if (!strcasecmp(k, "DataSequenceInOrder"))
 				p->data_seq_inorder = b;
+			else if (!strcasecmp(k, "RDMAExtensions"))
+				p->rdma_extensions = b;
+			else
+				p->iser_hello = b;
+			if (!strcasecmp(k, "iSERHelloRequired") && b && d)
+				diag_warn(
+				    d, a[i].line,
+				    "iSERHelloRequired Yes: the iSER Hello exchange exists on "
+				    "iWARP only; InfiniBand and RoCE initiators never send it, and "
+				    "none is required");
 			continue;
 		}
 		if (!strcasecmp(k, "HeaderDigest") || !strcasecmp(k, "DataDigest")) {

@@ -70,6 +70,11 @@ struct iscsit_tgt_params {
 	uint32_t nop_in_interval;	 /* seconds, 0 = never ping; default 30 */
 	uint32_t nop_in_timeout;	 /* seconds to wait for the NOP-Out answer; default 30 */
 	uint32_t rsp_timeout; /* seconds a command may take before we drop the connection */
+	/* iSER (RFC 7145), for connections over RDMA */
+	bool rdma_extensions; /* RDMAExtensions: iSER logins accepted, default Yes */
+	bool iser_hello;      /* iSERHelloRequired (iWARP only: accepted, never used) */
+	uint32_t iser_trdsl;  /* TargetRecvDataSegmentLength we accept, default 8192 */
+	uint32_t iser_irdsl;  /* InitiatorRecvDataSegmentLength we send at most, default 8192 */
 };
 void iscsit_tgt_params_default(struct iscsit_tgt_params *p);
 

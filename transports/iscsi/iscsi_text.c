@@ -3,8 +3,9 @@
  * pieces (C bit + Target Transfer Tag, the initiator asking for each next piece).
  *
  * SendTargets lists only enabled targets that give this initiator at least one LUN, with
- * the portals that serve them (allowed_portal); a wildcard portal is announced with the
- * address the initiator reached us at, which is one it can certainly reach. */
+ * the portals that serve them (allowed_portal) over the transport the question came on (TCP
+ * or iSER); a wildcard portal is announced with the address the initiator reached us at,
+ * which is one it can certainly reach. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,6 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 			const struct sockaddr_storage *local, const struct iscsit_portal *via,
 			const struct iscsit_tgt *session_tgt, struct iscsit_text *out)
 {
-	(void)via;
 	for (unsigned i = 0; i < ctx->ntgts; i++) {
 		const struct iscsit_tgt *t = &ctx->tgts[i];
 		char addrs[16][INET6_ADDRSTRLEN + 32];
@@ -72,6 +72,10 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 			char ip[INET6_ADDRSTRLEN + 8], ipport[INET6_ADDRSTRLEN + 16];
 			bool dup = false;
 
+			/* only the portals of the transport the question came over: an iSER
+			 * initiator logs in to what it discovered with the same transport */
+			if (via && (p->xp != via->xp || !p->xp->target_allowed(t)))
+				continue;
 			/* a wildcard of the other family says nothing about a reachable address */
 			if (p->wildcard && (!local || real_family(local) != p->family))
 				continue;

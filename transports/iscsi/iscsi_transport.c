@@ -12,7 +12,7 @@
 struct iscsit_ctx *iscsit_global;
 
 static const char *const driver_attrs[] = {
-    "enabled", "listen", "IncomingUser",   "OutgoingUser", "nodelay",
+    "enabled", "listen", "listen_iser",	   "IncomingUser", "OutgoingUser", "nodelay",
     "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  NULL,
 };
 
@@ -47,6 +47,10 @@ static const char *const target_attrs[] = {
     "nodelay",
     "sndbuf",
     "rcvbuf",
+    "RDMAExtensions",
+    "TargetRecvDataSegmentLength",
+    "InitiatorRecvDataSegmentLength",
+    "iSERHelloRequired",
     NULL,
 };
 
@@ -228,6 +232,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 		if (!strcasecmp(at->key, "listen") && iscsit_parse_portal(at->value, &ss, &len))
 			diag_error(d, at->line, "listen: '%s' is not ADDR:PORT", at->value);
 	}
+	iser_listen_validate(drv, d);
 	sockopts_parse(&drv->attrs, &o, NULL, d);
 	attr_u64(&drv->attrs, "worker_threads", 256, &n, d);
 	attr_u64(&drv->attrs, "logout_wait", 60, &n, d);
@@ -266,6 +271,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	struct iscsit_ctx *ctx;
 	uint64_t nworkers = 0;
 	const char *dbg = getenv("UTGT_ISCSI_DEBUG");
+	const char *iser[ISCSIT_ISER_PORTALS_MAX];
 
 	if (iscsit_global) {
 		snprintf(err, errlen, "iscsi: already started");
@@ -309,7 +315,9 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	}
 	attr_u64(&drv->attrs, "worker_threads", 256, &nworkers, NULL);
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
-	    iscsit_portals_open(ctx, 0, err, errlen)) {
+	    iscsit_portals_open(ctx, iser_listen_portals(drv, iser, ISCSIT_ISER_PORTALS_MAX), err,
+				errlen) ||
+	    iser_listen_start(ctx, err, errlen)) {
 		iscsit_portals_close(ctx);
 		iscsit_workers_stop(ctx);
 		ctx_free(ctx);
@@ -387,6 +395,7 @@ static void iscsit_stop(void)
 	atomic_store(&ctx->stopping, true);
 	attr_u64(&ctx->drv->attrs, "logout_wait", 60, &logout_wait, NULL);
 	iscsit_portals_close(ctx);
+	iser_listen_close(ctx);
 	if (atomic_load(&ctx->nconns) && logout_wait) {
 		/* Ask nicely first (Async Message, event 1), then close what is left; closing a
 		 * connection waits for the commands it has in the core, so no I/O is cut short. */
@@ -399,6 +408,7 @@ static void iscsit_stop(void)
 			iscsit_log("stop: %u connection(s) still waiting for I/O after 60 s",
 				   atomic_load(&ctx->nconns));
 	}
+	iser_listen_stop(ctx);
 	iscsit_workers_stop(ctx);
 	iscsit_global = NULL;
 	ctx_free(ctx);

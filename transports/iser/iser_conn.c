@@ -34,6 +34,8 @@ void iser_conn_params(const struct iser_conn_cfg *cfg, struct rdma_conn_params *
 	p->recv_size = ISER_HEADERS_LEN + max32(ISER_LOGIN_DSL, cfg->keys.trdsl);
 	p->send_depth = cfg->queue_depth + cfg->unexpected;
 	p->send_size = ISER_HEADERS_LEN + max32(ISER_LOGIN_DSL, cfg->keys.max_send_dsl);
+	/* an RDMA READ or WRITE per command in the window (a buffer's chunks fit the SGEs) */
+	p->rdma_wrs = cfg->queue_depth * 2;
 	iser_cm_rep_build(rep);
 	p->priv = rep;
 	p->priv_len = ISER_CM_HDR_LEN;
@@ -80,6 +82,10 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	tgt_log(LOG_INFO, "iser: %s: connection accepted (zbva %s, send with invalidate %s)",
 		iser_io->name(c), ic->cm.zbva_not_sup ? "no" : "yes",
 		ic->cm.send_w_inv_not_sup ? "no" : "yes");
+	/* the upper layer last: a failure there takes the accepted connection down the usual
+	 * way (its down() then finds nothing of its own and releases) */
+	if (ctx->up->accept && ctx->up->accept(ic, req))
+		iser_conn_drop(ic, "cannot set up the iSCSI connection");
 }
 
 static void on_established(struct rdma_conn *c)
@@ -162,7 +168,8 @@ static struct rdma_buf *pdu_buf(struct iser_conn *ic, const uint8_t *bhs, const 
 	return b;
 }
 
-int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *data, uint32_t dsl)
+int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *data, uint32_t dsl,
+		       struct rdma_op *op)
 {
 	struct rdma_buf *b;
 	int rc;
@@ -174,7 +181,7 @@ int iser_conn_send_pdu(struct iser_conn *ic, const uint8_t *bhs, const void *dat
 	b = pdu_buf(ic, bhs, data, dsl);
 	if (!b)
 		return -EAGAIN;
-	rc = iser_io->send(ic->c, b, ISER_HEADERS_LEN + dsl, false, NULL);
+	rc = iser_io->send(ic->c, b, ISER_HEADERS_LEN + dsl, false, op);
 	if (rc) {
 		iser_io->put_send_buf(ic->c, b);
 		return rc;
@@ -233,24 +240,36 @@ void iser_conn_enter_ffp(struct iser_conn *ic, const struct iser_keys *k)
 
 static void on_sq_space(struct rdma_conn *c)
 {
-	(void)c;
+	struct iser_conn *ic = iser_io->priv(c);
+
+	if (ic && ic->ctx->up->sq_space)
+		ic->ctx->up->sq_space(ic);
 }
 
 static void on_down(struct rdma_conn *c)
 {
 	struct iser_conn *ic = iser_io->priv(c);
 
-	if (ic) {
-		ic->state = ISER_CONN_CLOSING;
-		if (ic->ctx->up->down)
-			ic->ctx->up->down(ic);
-		tgt_log(LOG_INFO, "iser: %s: connection down (%llu PDUs in, %llu out)%s%s",
-			iser_io->name(c), (unsigned long long)ic->rx_pdus,
-			(unsigned long long)ic->tx_pdus, ic->why ? ": " : "",
-			ic->why ? ic->why : "");
-		iser_io->set_priv(c, NULL);
-		free(ic);
+	if (!ic) {
+		iser_io->release(c);
+		return;
 	}
+	ic->state = ISER_CONN_CLOSING;
+	tgt_log(LOG_INFO, "iser: %s: connection down (%llu PDUs in, %llu out)%s%s",
+		iser_io->name(c), (unsigned long long)ic->rx_pdus, (unsigned long long)ic->tx_pdus,
+		ic->why ? ": " : "", ic->why ? ic->why : "");
+	if (ic->ctx->up->down)
+		ic->ctx->up->down(ic); /* calls iser_conn_release, now or later */
+	else
+		iser_conn_release(ic);
+}
+
+void iser_conn_release(struct iser_conn *ic)
+{
+	struct rdma_conn *c = ic->c;
+
+	iser_io->set_priv(c, NULL);
+	free(ic);
 	iser_io->release(c);
 }
 

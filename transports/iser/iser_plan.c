@@ -32,11 +32,12 @@ int iser_plan_cmd(const struct iser_plan_in *in, const struct iser_plan_lim *lim
 		return bad(why, "immediate data beyond FirstBurstLength", -EPROTO);
 
 	if (in->write && in->edtl) {
-		/* RFC 7143 unsolicited data: everything up to FirstBurstLength when InitialR2T=No,
-		 * else only the immediate part.  The initiator's Write STag covers the rest. */
+		/* RFC 7143 unsolicited data: everything up to FirstBurstLength when InitialR2T=No
+		 * and the F bit announces Data-Out, else only the immediate part.  The
+		 * initiator's Write STag covers the rest. */
 		uint32_t total = in->imm;
 
-		if (!lim->initial_r2t)
+		if (!lim->initial_r2t && !in->final)
 			total = in->edtl < lim->first_burst ? in->edtl : lim->first_burst;
 		if (total < in->imm)
 			total = in->imm;
@@ -60,24 +61,5 @@ int iser_plan_cmd(const struct iser_plan_in *in, const struct iser_plan_lim *lim
 		p->wr.addr = h->read_va;
 		p->wr.len = in->edtl;
 	}
-	return 0;
-}
-
-int iser_plan_dataout(struct iser_plan *p, uint32_t off, uint32_t len, bool final, const char **why)
-{
-	uint32_t at = p->imm + p->unsol_got;
-
-	*why = "";
-	if (p->unsol_got == p->unsol)
-		return bad(why, "Data-Out beyond the unsolicited window (no R2T over iSER)",
-			   -EPROTO);
-	if (off != at)
-		return bad(why, "Data-Out out of order", -EPROTO);
-	if (len == 0 || len > p->unsol - p->unsol_got)
-		return bad(why, "Data-Out length outside the unsolicited window", -EPROTO);
-	p->unsol_got += len;
-	if (final != (p->unsol_got == p->unsol))
-		return bad(why, "Data-Out F bit does not match the end of the unsolicited burst",
-			   -EPROTO);
 	return 0;
 }

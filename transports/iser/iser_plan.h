@@ -1,8 +1,9 @@
 /* Data movement for one SCSI command on an iSER connection (RFC 7145 sections 7.3-7.4), decided
  * from the command PDU alone, before any verbs are posted:
  *   - write data = immediate data in the command's SEND, then unsolicited Data-Out PDUs in
- *     SENDs (InitialR2T=No, up to FirstBurstLength), then the rest by one RDMA READ from the
- *     initiator's Write STag/VA.  As ib_iser advertises it, the Write VA already points past
+ *     SENDs (InitialR2T=No and the F bit clear: up to FirstBurstLength; the iSCSI layer
+ *     checks them as over TCP), then the rest by one RDMA READ from the initiator's Write
+ *     STag/VA.  As ib_iser advertises it, the Write VA already points past
  *     the unsolicited part, so the READ lands at local offset imm + unsol.  No R2T is sent.
  *   - read data = RDMA WRITE to the Read STag/VA, then the SCSI Response in a SEND.
  * Anything inconsistent (missing STag, more data than the command carries, a transfer beyond
@@ -24,6 +25,7 @@ struct iser_plan_lim {
 
 struct iser_plan_in {
 	bool read, write; /* BHS R/W bits */
+	bool final;	  /* F bit: no unsolicited Data-Out follows the command */
 	uint32_t edtl;	  /* Expected Data Transfer Length */
 	uint32_t imm;	  /* data segment length of the command's SEND */
 	const struct iser_hdr *h;
@@ -33,7 +35,6 @@ struct iser_plan {
 	uint32_t edtl;
 	uint32_t imm;	       /* write bytes already in the command SEND */
 	uint32_t unsol;	       /* write bytes still to arrive as Data-Out SENDs */
-	uint32_t unsol_got;    /* of those, received so far */
 	struct rdma_rseg rd;   /* RDMA READ source for the rest (len 0: none) */
 	uint32_t rd_local_off; /* its offset in the command's buffer */
 	struct rdma_rseg wr;   /* RDMA WRITE sink for Data-In (len 0: none) */
@@ -42,17 +43,6 @@ struct iser_plan {
 /* Returns 0, or -EPROTO / -EMSGSIZE / -EOPNOTSUPP with *why set to a message for the log. */
 int iser_plan_cmd(const struct iser_plan_in *in, const struct iser_plan_lim *lim,
 		  struct iser_plan *p, const char **why);
-
-/* An unsolicited Data-Out of len bytes at buffer offset off (F bit final) for this command:
- * in order, inside the unsolicited window, final exactly at its end.  Returns 0 or -EPROTO. */
-int iser_plan_dataout(struct iser_plan *p, uint32_t off, uint32_t len, bool final,
-		      const char **why);
-
-/* All write data in the buffer once the unsolicited part arrived and the READ (if any) ran? */
-static inline bool iser_plan_unsol_done(const struct iser_plan *p)
-{
-	return p->unsol_got == p->unsol;
-}
 
 /* Bytes to RDMA WRITE when the command produced `produced` bytes (the residual is reported in
  * the SCSI Response by the iSCSI layer). */

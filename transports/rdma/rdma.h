@@ -106,7 +106,7 @@ struct rdma_conn_ops {
 	void (*established)(struct rdma_conn *c);
 	/* A received IU: the upper layer owns b until rdma_conn_repost(c, b). */
 	void (*recv)(struct rdma_conn *c, struct rdma_buf *b, uint32_t len);
-	/* Send queue room came back after an -EAGAIN. */
+	/* Send queue room (or a send buffer) came back after an -EAGAIN (or a NULL send_buf). */
 	void (*sq_space)(struct rdma_conn *c);
 	/* Once, for an accepted connection going down: nothing more can be posted; finish,
 	 * then rdma_conn_release(c). */

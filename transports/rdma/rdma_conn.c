@@ -172,6 +172,8 @@ struct rdma_buf *rdma_conn_send_buf(struct rdma_conn *c)
 
 	if (b)
 		c->send_free = b->next;
+	else
+		c->want_sq_space = true; /* sq_space when a send completes and gives one back */
 	return b;
 }
 
