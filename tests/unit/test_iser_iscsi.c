@@ -12,226 +12,24 @@
 #include <string.h>
 
 #include "iscsi_harness.h"
-#include "transports/iser/iser_iscsi.h"
-#include "transports/rdma/rdma_pool.h"
-
-#define NSEND 64
-
-static struct fake {
-	void *priv;
-	struct iser_srv_ctx ctx;
-	struct rdma_pool *pool;
-	bool accepted, disconnected, released;
-	/* SENDs posted, in order: iSER header + BHS + data */
-	uint8_t sent[NSEND][ISER_HEADERS_LEN + 8192];
-	uint32_t sent_len[NSEND];
-	struct rdma_op *sent_op[NSEND];
-	unsigned nsent;
-	struct rdma_buf sbuf[NSEND];
-	uint8_t sdata[NSEND][ISER_HEADERS_LEN + 8192];
-	bool sbusy[NSEND];
-	/* RDMA WRITE (+SEND) and READ posted */
-	unsigned nwrite, nread;
-	struct rdma_rseg rem;
-	struct rdma_seg loc[ISER_MAX_SEGS];
-	unsigned nloc;
-	uint64_t bytes;
-	struct rdma_op *op;
-	/* the receive buffer the test delivers in */
-	struct rdma_buf rbuf[8];
-	uint8_t rdata[8][ISER_HEADERS_LEN + 70000];
-	unsigned rbusy; /* bitmask: delivered, not yet reposted */
-	unsigned reposted;
-} f;
-
-#define FC ((struct rdma_conn *)&f)
-
-static void *fk_priv(const struct rdma_conn *c)
-{
-	(void)c;
-	return f.priv;
-}
-static void fk_set_priv(struct rdma_conn *c, void *p)
-{
-	(void)c;
-	f.priv = p;
-}
-static const char *fk_name(const struct rdma_conn *c)
-{
-	(void)c;
-	return "192.0.2.1:4791";
-}
-static void *fk_ctx(struct rdma_conn *c)
-{
-	(void)c;
-	return &f.ctx;
-}
-static int fk_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
-{
-	(void)c, (void)p;
-	f.accepted = true;
-	return 0;
-}
-static void fk_reject(struct rdma_conn *c, const void *priv, uint8_t len)
-{
-	(void)c, (void)priv, (void)len;
-}
-static struct rdma_buf *fk_send_buf(struct rdma_conn *c)
-{
-	(void)c;
-	for (unsigned i = 0; i < NSEND; i++)
-		if (!f.sbusy[i]) {
-			f.sbusy[i] = true;
-			f.sbuf[i].data = f.sdata[i];
-			f.sbuf[i].size = sizeof(f.sdata[i]);
-			return &f.sbuf[i];
-		}
-	return NULL;
-}
-static void fk_put_send_buf(struct rdma_conn *c, struct rdma_buf *b)
-{
-	(void)c;
-	f.sbusy[b - f.sbuf] = false;
-}
-static int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool sol,
-		   struct rdma_op *op)
-{
-	(void)c, (void)sol;
-	cr_assert_lt(f.nsent, NSEND);
-	memcpy(f.sent[f.nsent], b->data, len);
-	f.sent_len[f.nsent] = len;
-	f.sent_op[f.nsent++] = op;
-	f.sbusy[b - f.sbuf] = false; /* the buffer is free once posted, in the fake */
-	return 0;
-}
-static int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
-			 struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
-{
-	cr_assert_eq(nrem, 1);
-	f.nwrite++;
-	f.rem = *rem;
-	memcpy(f.loc, loc, nloc * sizeof(*loc));
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
-	return fk_send(c, b, len, sol, op);
-}
-static int fk_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
-{
-	(void)c;
-	cr_assert_eq(nrem, 1);
-	f.nread++;
-	f.rem = *rem;
-	memcpy(f.loc, loc, nloc * sizeof(*loc));
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
-	return 0;
-}
-static void fk_repost(struct rdma_conn *c, struct rdma_buf *b)
-{
-	(void)c;
-	f.rbusy &= ~(1u << (b - f.rbuf));
-	f.reposted++;
-}
-static void fk_disconnect(struct rdma_conn *c)
-{
-	f.disconnected = true;
-	/* as the verbs layer does: the upper layer hears of it at once */
-	iser_conn_ops.down(c);
-}
-static void fk_release(struct rdma_conn *c)
-{
-	(void)c;
-	f.released = true;
-}
-static struct rdma_pool *fk_pool(struct rdma_conn *c)
-{
-	(void)c;
-	return f.pool;
-}
-
-static const struct rdma_io fake_io = {
-    .priv = fk_priv,
-    .set_priv = fk_set_priv,
-    .name = fk_name,
-    .ctx = fk_ctx,
-    .accept = fk_accept,
-    .reject = fk_reject,
-    .send_buf = fk_send_buf,
-    .put_send_buf = fk_put_send_buf,
-    .send = fk_send,
-    .write_send = fk_write_send,
-    .read = fk_read,
-    .repost = fk_repost,
-    .disconnect = fk_disconnect,
-    .release = fk_release,
-    .pool = fk_pool,
-};
+#include "target/admin.h"
+#include "target/tgt_jread.h"
+#define ISER_FAKE_CHECK(c) cr_assert(c)
+#include "iser_fake.h"
 
 static struct ih_target T;
-static const struct rdma_io *saved_io;
-
-/* Run fn on worker 0, where the verbs layer would call us, and let what it started there
- * (core completions, the round's flush) finish before returning. */
-static void nothing(void *arg)
-{
-	(void)arg;
-}
-
-static void on_worker(void (*fn)(void *), void *arg)
-{
-	ut_thread_call_sync(&iscsit_global->workers[0].ut, fn, arg);
-	/* completions it posted run after it; a call queued behind them returns after them */
-	for (int i = 0; i < 3; i++)
-		ut_thread_call_sync(&iscsit_global->workers[0].ut, nothing, NULL);
-}
-
-static void do_down(void *arg)
-{
-	(void)arg;
-	iser_conn_ops.down(FC);
-}
-
-static void do_request(void *arg)
-{
-	iser_conn_ops.request(FC, arg);
-}
-
 static void start(const char *target_extra)
 {
 	char extra[256];
 
 	snprintf(extra, sizeof(extra), "%s", target_extra ? target_extra : "RDMAExtensions Yes");
 	ih_start(&T, "worker_threads 1\n listen_iser 127.0.0.1:3260", extra);
-	memset(&f, 0, sizeof(f));
-	iser_conn_cfg_default(&f.ctx.cfg);
-	f.ctx.up = &iser_iscsi_upper;
-	f.ctx.up_ctx = iscsit_global;
-	f.pool = rdma_pool_create(NULL, ISER_POOL_CHUNK, 4u << 20, 64u << 20);
-	for (int i = 0; i < 8; i++) {
-		f.rbuf[i].data = f.rdata[i];
-		f.rbuf[i].size = sizeof(f.rdata[i]);
-		f.rbuf[i].recv = true;
-	}
-	saved_io = iser_io;
-	iser_io = &fake_io;
+	iser_fake_begin();
 }
 
 static void iser_connect(void)
 {
-	const uint8_t priv[4] = {ISER_CM_ZBVA_NOT_SUP | ISER_CM_SEND_W_INV_NOT_SUP};
-	struct rdma_conn_req req = {.priv = priv, .priv_len = sizeof(priv)};
-	struct sockaddr_in *l = (struct sockaddr_in *)&req.local;
-	struct sockaddr_in *p = (struct sockaddr_in *)&req.peer;
-
-	l->sin_family = p->sin_family = AF_INET;
-	l->sin_addr.s_addr = p->sin_addr.s_addr = htonl(0x7f000001);
-	l->sin_port = htons(3260);
-	p->sin_port = htons(40000);
-	on_worker(do_request, &req);
+	iser_fake_connect();
 	cr_assert(f.accepted);
 	cr_assert_not_null(f.priv);
 	cr_assert_not_null(((struct iser_conn *)f.priv)->conn, "an iSCSI connection rides on it");
@@ -240,40 +38,22 @@ static void iser_connect(void)
 static void stop(void)
 {
 	ih_stop(&T); /* closes what is left through the fake */
-	iser_io = saved_io;
-	rdma_pool_destroy(f.pool);
+	iser_fake_end();
 }
 
 /* ---- the initiator side: SENDs in, SENDs out ---- */
 
-struct rx_arg {
-	unsigned slot;
-	uint32_t len;
-};
-
-static void do_recv(void *arg)
-{
-	struct rx_arg *a = arg;
-
-	iser_conn_ops.recv(FC, &f.rbuf[a->slot], a->len);
-}
-
-static unsigned next_slot;
-
 /* Deliver one SEND: iSER header h, BHS, data. */
 static void deliver(const struct iser_hdr *h, const uint8_t *bhs, const void *data, uint32_t dsl)
 {
-	unsigned slot = next_slot++ % 8;
-	struct rx_arg a = {slot, ISER_HEADERS_LEN + dsl};
+	static uint8_t send[ISER_HEADERS_LEN + 70000];
 	struct iser_hdr def = {.opcode = ISER_OP_ISCSI_CTRL};
 
-	cr_assert_eq(f.rbusy & (1u << slot), 0, "receive buffer %u still held", slot);
-	iser_hdr_encode(f.rdata[slot], h ? h : &def);
-	memcpy(f.rdata[slot] + ISER_HDR_LEN, bhs, 48);
+	iser_hdr_encode(send, h ? h : &def);
+	memcpy(send + ISER_HDR_LEN, bhs, 48);
 	if (dsl)
-		memcpy(f.rdata[slot] + ISER_HEADERS_LEN, data, dsl);
-	f.rbusy |= 1u << slot;
-	on_worker(do_recv, &a);
+		memcpy(send + ISER_HEADERS_LEN, data, dsl);
+	cr_assert(iser_fake_deliver_raw(send, ISER_HEADERS_LEN + dsl), "no free receive buffer");
 }
 
 static const uint8_t *sent_bhs(unsigned i)
@@ -363,23 +143,9 @@ static void rw10(uint8_t *cdb, bool write, uint32_t lba, uint16_t blocks)
 	cdb[8] = (uint8_t)blocks;
 }
 
-struct done_arg {
-	struct rdma_op *op;
-	bool ok;
-};
-
-static void do_done(void *arg)
-{
-	struct done_arg *d = arg;
-
-	d->op->done(FC, d->op, d->ok);
-}
-
 static void complete(struct rdma_op *op, bool ok)
 {
-	struct done_arg d = {op, ok};
-
-	on_worker(do_done, &d);
+	iser_fake_complete(op, ok);
 }
 
 /* Copy between the pieces the target posted and a flat buffer. */
@@ -633,7 +399,7 @@ Test(iser_iscsi, release_waits_for_rdma_work_in_flight, .fini = stop)
 	cr_assert_eq(f.nwrite, 1);
 	op = f.op;
 	/* the peer goes away with the RDMA WRITE in flight */
-	on_worker(do_down, NULL);
+	iser_fake_down();
 	cr_assert_not(f.released, "the WRITE still writes from the task's buffer");
 	cr_assert_eq(atomic_load(&iscsit_global->nconns), 1);
 	complete(op, false); /* flushed */
@@ -773,4 +539,33 @@ Test(iser_iscsi, pdus_wait_while_input_is_paused, .fini = stop)
 	complete(f.sent_op[n0], true);
 	cr_assert(f.released);
 	cr_assert_eq(f.rbusy, 0, "given back when the connection went");
+}
+
+Test(iser_iscsi, the_admin_listing_shows_the_iser_session, .fini = stop)
+{
+	const struct tgt_driver *drv;
+	const struct tgt_jv *conn, *x;
+	struct tgt_jv *v;
+	struct tgt_json j;
+
+	start(NULL);
+	iser_connect();
+	login();
+	drv = tgt_config_driver(T.cfg, "iscsi");
+	tgt_json_init(&j);
+	tgt_json_arr(&j, NULL);
+	iscsi_transport.show_sessions(drv, &j, NULL);
+	tgt_json_end_arr(&j);
+	v = tgt_jread(j.buf, NULL);
+	cr_assert_not_null(v, "not JSON: %s", j.buf);
+	cr_assert_eq(v->n, 1, "%s", j.buf);
+	conn = &tgt_jv_get(&v->kids[0], "connections")->kids[0];
+	cr_assert_str_eq(tgt_jv_str(conn, "transport", ""), "iser");
+	x = tgt_jv_get(conn, "iser");
+	cr_assert_not_null(x, "%s", j.buf);
+	cr_assert_eq(tgt_jv_u64(x, "TargetRecvDataSegmentLength", 0), 8192);
+	cr_assert_eq(tgt_jv_u64(x, "InitiatorRecvDataSegmentLength", 0), 8192);
+	cr_assert(tgt_jv_bool(x, "RDMAExtensions", false));
+	tgt_jv_free(v);
+	tgt_json_free(&j);
 }
