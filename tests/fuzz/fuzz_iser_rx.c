@@ -55,17 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rdma_pool *pool = f.pool;
 	size_t pos = 0;
 
-	/* a fresh fake connection on the running target */
-	memset(&f, 0, sizeof(f));
-	iser_conn_cfg_default(&f.ctx.cfg);
-	f.ctx.up = &iser_iscsi_upper;
-	f.ctx.up_ctx = iscsit_global;
-	f.pool = pool;
-	for (int i = 0; i < 8; i++) {
-		f.rbuf[i].data = f.rdata[i];
-		f.rbuf[i].size = sizeof(f.rdata[i]);
-		f.rbuf[i].recv = true;
-	}
+	iser_fake_reset(&iser_iscsi_upper, iscsit_global, pool); /* a fresh connection */
 	iser_fake_connect();
 	if (!f.accepted)
 		abort();

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transports/iscsi/iscsi_pdu.h"
 #include "transports/iser/iser_iscsi.h"
 #include "transports/rdma/rdma_pool.h"
 
@@ -32,7 +33,15 @@ static struct iser_fake {
 	void *priv;
 	struct iser_srv_ctx ctx;
 	struct rdma_pool *pool;
-	bool accepted, disconnected, released;
+	bool accepted, rejected, disconnected, released;
+	/* what the connection accepted with */
+	struct rdma_conn_params params;
+	uint8_t rep[ISER_CM_HDR_LEN];
+	/* failures to inject: accept, SEND, RDMA READ/WRITE (0: none) */
+	int accept_rc, send_rc, rdma_rc;
+	/* disconnect as the verbs layer does, telling the connection it is down at once
+	 * (iser_fake_begin sets it; a test of the connection alone may clear it) */
+	bool down_on_disconnect;
 	/* SENDs posted, in order: iSER header + BHS + data */
 	uint8_t sent[NSEND][ISER_HEADERS_LEN + 8192];
 	uint32_t sent_len[NSEND];
@@ -45,7 +54,7 @@ static struct iser_fake {
 	unsigned nwrite, nread;
 	struct rdma_rseg rem;
 	struct rdma_seg loc[ISER_MAX_SEGS];
-	unsigned nloc;
+	unsigned nrem, nloc;
 	uint64_t bytes;
 	struct rdma_op *op;
 	/* the receive buffer the test delivers in */
@@ -82,13 +91,16 @@ static void *fk_ctx(struct rdma_conn *c)
 }
 static int fk_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
 {
-	(void)c, (void)p;
+	(void)c;
 	f.accepted = true;
-	return 0;
+	f.params = *p;
+	memcpy(f.rep, p->priv, p->priv_len < sizeof(f.rep) ? p->priv_len : sizeof(f.rep));
+	return f.accept_rc;
 }
 static void fk_reject(struct rdma_conn *c, const void *priv, uint8_t len)
 {
 	(void)c, (void)priv, (void)len;
+	f.rejected = true;
 }
 static struct rdma_buf *fk_send_buf(struct rdma_conn *c)
 {
@@ -111,6 +123,8 @@ static int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool s
 		   struct rdma_op *op)
 {
 	(void)c, (void)sol;
+	if (f.send_rc)
+		return f.send_rc;
 	ISER_FAKE_CHECK(f.nsent < NSEND);
 	memcpy(f.sent[f.nsent], b->data, len);
 	f.sent_len[f.nsent] = len;
@@ -122,30 +136,41 @@ static int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool s
 	f.sbusy[b - f.sbuf] = false; /* the buffer is free once posted, in the fake */
 	return 0;
 }
+/* An RDMA READ or WRITE posted: what the test can look at. */
+static int fk_rdma(const struct rdma_rseg *rem, unsigned nrem, const struct rdma_seg *loc,
+		   unsigned nloc, uint64_t bytes, struct rdma_op *op)
+{
+	ISER_FAKE_CHECK(nrem == 1);
+	if (f.rdma_rc)
+		return f.rdma_rc;
+	f.rem = *rem;
+	f.nrem = nrem;
+	memcpy(f.loc, loc, nloc * sizeof(*loc));
+	f.nloc = nloc;
+	f.bytes = bytes;
+	f.op = op;
+	return 0;
+}
 static int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
 			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
 			 struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
 {
-	ISER_FAKE_CHECK(nrem == 1);
+	int rc = fk_rdma(rem, nrem, loc, nloc, bytes, op);
+
+	if (rc)
+		return rc;
 	f.nwrite++;
-	f.rem = *rem;
-	memcpy(f.loc, loc, nloc * sizeof(*loc));
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
-	return fk_send(c, b, len, sol, op);
+	return fk_send(c, b, len, sol, op); /* the response SEND completes the chain */
 }
 static int fk_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
 		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
 {
+	int rc = fk_rdma(rem, nrem, loc, nloc, bytes, op);
+
 	(void)c;
-	ISER_FAKE_CHECK(nrem == 1);
+	if (rc)
+		return rc;
 	f.nread++;
-	f.rem = *rem;
-	memcpy(f.loc, loc, nloc * sizeof(*loc));
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
 	ISER_FAKE_CHECK(f.npending < NSEND);
 	f.pending[f.npending++] = op;
 	return 0;
@@ -159,8 +184,8 @@ static void fk_repost(struct rdma_conn *c, struct rdma_buf *b)
 static void fk_disconnect(struct rdma_conn *c)
 {
 	f.disconnected = true;
-	/* as the verbs layer does: the upper layer hears of it at once */
-	iser_conn_ops.down(c);
+	if (f.down_on_disconnect)
+		iser_conn_ops.down(c);
 }
 static void fk_release(struct rdma_conn *c)
 {
@@ -208,19 +233,28 @@ static inline void iser_fake_on_worker(void (*fn)(void *), void *arg)
 		ut_thread_call_sync(&iscsit_global->workers[0].ut, iser_fake_nothing, NULL);
 }
 
-/* The iSCSI target is started: fake verbs from now on. */
-static inline void iser_fake_begin(void)
+/* A fresh fake connection whose upper layer is up (pool: the data pool it hands out). */
+static inline void iser_fake_reset(const struct iser_upper *up, void *up_ctx,
+				   struct rdma_pool *pool)
 {
 	memset(&f, 0, sizeof(f));
 	iser_conn_cfg_default(&f.ctx.cfg);
-	f.ctx.up = &iser_iscsi_upper;
-	f.ctx.up_ctx = iscsit_global;
-	f.pool = rdma_pool_create(NULL, ISER_POOL_CHUNK, 4u << 20, 64u << 20);
+	f.ctx.up = up;
+	f.ctx.up_ctx = up_ctx;
+	f.pool = pool;
+	f.down_on_disconnect = true;
 	for (int i = 0; i < 8; i++) {
 		f.rbuf[i].data = f.rdata[i];
 		f.rbuf[i].size = sizeof(f.rdata[i]);
 		f.rbuf[i].recv = true;
 	}
+}
+
+/* The iSCSI target is started: fake verbs under it from now on. */
+static inline void iser_fake_begin(void)
+{
+	iser_fake_reset(&iser_iscsi_upper, iscsit_global,
+			rdma_pool_create(NULL, ISER_POOL_CHUNK, 4u << 20, 64u << 20));
 	iser_fake_saved_io = iser_io;
 	iser_io = &fake_io;
 }

@@ -7,187 +7,36 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transports/iscsi/iscsi_pdu.h"
-#include "transports/iser/iser_int.h"
+#define ISER_FAKE_CHECK(c) cr_assert(c)
+#include "iser_fake.h"
 
-#define NBUF 8
+#define NBUF NSEND
 
-static struct fake {
-	void *priv;
-	struct iser_srv_ctx ctx;
-	bool accepted, rejected, disconnected, released;
-	int accept_rc;
-	struct rdma_conn_params params;
-	uint8_t rep[ISER_CM_HDR_LEN];
-	unsigned reposted;
-	/* send buffers and what was sent */
-	struct rdma_buf sbuf[NBUF];
-	uint8_t sdata[NBUF][ISER_HEADERS_LEN + 9000];
-	bool sbusy[NBUF];
-	uint8_t sent[NBUF][ISER_HEADERS_LEN + 9000];
-	uint32_t sent_len[NBUF];
-	unsigned nsent;
-	int send_rc;
-	/* RDMA WRITE / READ posted */
-	unsigned nwrite, nread;
-	struct rdma_rseg rem;
-	unsigned nrem, nloc;
-	uint64_t bytes;
-	struct rdma_op *op;
-	int rdma_rc;
-	/* receive buffer the test delivers */
-	struct rdma_buf rbuf;
-	uint8_t rdata[ISER_HEADERS_LEN + 70000];
-	/* what the upper layer saw */
+/* what the upper layer saw */
+static struct {
 	unsigned npdu, ndown;
 	uint8_t last_op;
 	uint32_t last_dsl;
 	struct iser_hdr last_h;
 	char last_data[64];
-} f;
-
-#define FC ((struct rdma_conn *)&f)
-
-static void *fk_priv(const struct rdma_conn *c)
-{
-	(void)c;
-	return f.priv;
-}
-static void fk_set_priv(struct rdma_conn *c, void *p)
-{
-	(void)c;
-	f.priv = p;
-}
-static const char *fk_name(const struct rdma_conn *c)
-{
-	(void)c;
-	return "192.0.2.1:4791";
-}
-static void *fk_ctx(struct rdma_conn *c)
-{
-	(void)c;
-	return &f.ctx;
-}
-static int fk_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
-{
-	(void)c;
-	f.accepted = true;
-	f.params = *p;
-	memcpy(f.rep, p->priv, p->priv_len < sizeof(f.rep) ? p->priv_len : sizeof(f.rep));
-	return f.accept_rc;
-}
-static void fk_reject(struct rdma_conn *c, const void *priv, uint8_t len)
-{
-	(void)c, (void)priv, (void)len;
-	f.rejected = true;
-}
-static struct rdma_buf *fk_send_buf(struct rdma_conn *c)
-{
-	(void)c;
-	for (unsigned i = 0; i < NBUF; i++)
-		if (!f.sbusy[i]) {
-			f.sbusy[i] = true;
-			f.sbuf[i].data = f.sdata[i];
-			f.sbuf[i].size = sizeof(f.sdata[i]);
-			return &f.sbuf[i];
-		}
-	return NULL;
-}
-static void fk_put_send_buf(struct rdma_conn *c, struct rdma_buf *b)
-{
-	(void)c;
-	f.sbusy[b - f.sbuf] = false;
-}
-static int fk_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool sol,
-		   struct rdma_op *op)
-{
-	(void)c, (void)sol, (void)op;
-	if (f.send_rc)
-		return f.send_rc;
-	cr_assert_lt(f.nsent, NBUF);
-	memcpy(f.sent[f.nsent], b->data, len);
-	f.sent_len[f.nsent++] = len;
-	f.sbusy[b - f.sbuf] = false; /* completes at once */
-	return 0;
-}
-static int fk_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
-			 struct rdma_buf *b, uint32_t len, bool sol, struct rdma_op *op)
-{
-	(void)loc;
-	if (f.rdma_rc)
-		return f.rdma_rc;
-	f.nwrite++;
-	f.rem = *rem;
-	f.nrem = nrem;
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
-	return fk_send(c, b, len, sol, op);
-}
-static int fk_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
-		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
-{
-	(void)c, (void)loc;
-	if (f.rdma_rc)
-		return f.rdma_rc;
-	f.nread++;
-	f.rem = *rem;
-	f.nrem = nrem;
-	f.nloc = nloc;
-	f.bytes = bytes;
-	f.op = op;
-	return 0;
-}
-static void fk_repost(struct rdma_conn *c, struct rdma_buf *b)
-{
-	(void)c;
-	cr_assert_eq(b, &f.rbuf);
-	f.reposted++;
-}
-static void fk_disconnect(struct rdma_conn *c)
-{
-	(void)c;
-	f.disconnected = true;
-}
-static void fk_release(struct rdma_conn *c)
-{
-	(void)c;
-	f.released = true;
-}
-
-static const struct rdma_io fake_io = {
-    .priv = fk_priv,
-    .set_priv = fk_set_priv,
-    .name = fk_name,
-    .ctx = fk_ctx,
-    .accept = fk_accept,
-    .reject = fk_reject,
-    .send_buf = fk_send_buf,
-    .put_send_buf = fk_put_send_buf,
-    .send = fk_send,
-    .write_send = fk_write_send,
-    .read = fk_read,
-    .repost = fk_repost,
-    .disconnect = fk_disconnect,
-    .release = fk_release,
-};
+} seen;
 
 static void up_pdu(struct iser_conn *ic, const struct iser_hdr *h, const uint8_t *bhs,
 		   const uint8_t *data, uint32_t dsl, struct rdma_buf *b)
 {
-	f.npdu++;
-	f.last_op = bhs[0] & 0x3f;
-	f.last_dsl = dsl;
-	f.last_h = *h;
-	memset(f.last_data, 0, sizeof(f.last_data));
-	memcpy(f.last_data, data, dsl < sizeof(f.last_data) - 1 ? dsl : sizeof(f.last_data) - 1);
+	seen.npdu++;
+	seen.last_op = bhs[0] & 0x3f;
+	seen.last_dsl = dsl;
+	seen.last_h = *h;
+	memset(seen.last_data, 0, sizeof(seen.last_data));
+	memcpy(seen.last_data, data,
+	       dsl < sizeof(seen.last_data) - 1 ? dsl : sizeof(seen.last_data) - 1);
 	iser_conn_repost(ic, b);
 }
 
 static void up_down(struct iser_conn *ic)
 {
-	f.ndown++;
+	seen.ndown++;
 	iser_conn_release(ic); /* nothing of its own in flight */
 }
 
@@ -196,12 +45,10 @@ static const struct rdma_io *saved_io;
 
 static void setup(void)
 {
-	memset(&f, 0, sizeof(f));
-	iser_conn_cfg_default(&f.ctx.cfg);
-	f.ctx.up = &upper;
-	f.rbuf.data = f.rdata;
-	f.rbuf.size = sizeof(f.rdata);
-	f.rbuf.recv = true;
+	iser_fake_reset(&upper, NULL, NULL);
+	memset(&seen, 0, sizeof(seen));
+	/* the connection layer alone: a drop is only recorded, as if the CM event came later */
+	f.down_on_disconnect = false;
 	saved_io = iser_io;
 	iser_io = &fake_io;
 }
@@ -229,16 +76,17 @@ static void connect_ib_iser(void)
 /* Deliver one SEND: iSER header flags, BHS opcode, dsl bytes of data ("text" repeated). */
 static void deliver(uint8_t iser_flags, uint8_t op, uint32_t dsl, int32_t len_delta)
 {
-	memset(f.rdata, 0, ISER_HEADERS_LEN);
-	f.rdata[0] = iser_flags;
-	uint8_t *bhs = f.rdata + ISER_HDR_LEN;
+	memset(f.rdata[0], 0, ISER_HEADERS_LEN);
+	f.rdata[0][0] = iser_flags;
+	uint8_t *bhs = f.rdata[0] + ISER_HDR_LEN;
 	bhs[0] = op;
 	bhs[5] = dsl >> 16;
 	bhs[6] = dsl >> 8;
 	bhs[7] = dsl;
 	for (uint32_t i = 0; i < dsl; i++)
-		f.rdata[ISER_HEADERS_LEN + i] = "text"[i % 4];
-	iser_conn_ops.recv(FC, &f.rbuf, (uint32_t)((int32_t)(ISER_HEADERS_LEN + dsl) + len_delta));
+		f.rdata[0][ISER_HEADERS_LEN + i] = "text"[i % 4];
+	iser_conn_ops.recv(FC, &f.rbuf[0],
+			   (uint32_t)((int32_t)(ISER_HEADERS_LEN + dsl) + len_delta));
 }
 
 Test(iser_conn, accepts_ib_iser_with_rep_and_buffer_sizes)
@@ -289,10 +137,10 @@ Test(iser_conn, login_pdu_reaches_the_upper_layer)
 {
 	connect_ib_iser();
 	deliver(0x10, ISCSI_OP_LOGIN_REQ | 0x40, 12, 0);
-	cr_assert_eq(f.npdu, 1);
-	cr_assert_eq(f.last_op, ISCSI_OP_LOGIN_REQ);
-	cr_assert_eq(f.last_dsl, 12);
-	cr_assert_str_eq(f.last_data, "texttexttext");
+	cr_assert_eq(seen.npdu, 1);
+	cr_assert_eq(seen.last_op, ISCSI_OP_LOGIN_REQ);
+	cr_assert_eq(seen.last_dsl, 12);
+	cr_assert_str_eq(seen.last_data, "texttexttext");
 	cr_assert_eq(f.reposted, 1);
 	cr_assert_not(f.disconnected);
 }
@@ -301,13 +149,13 @@ Test(iser_conn, pdu_before_login_drops_the_connection)
 {
 	connect_ib_iser();
 	deliver(0x10, ISCSI_OP_SCSI_CMD, 0, 0);
-	cr_assert_eq(f.npdu, 0);
+	cr_assert_eq(seen.npdu, 0);
 	cr_assert(f.disconnected);
 	cr_assert_eq(f.reposted, 1, "the buffer goes back");
 	cr_assert_str_eq(((struct iser_conn *)f.priv)->why, "PDU before login");
 	/* later input is discarded */
 	deliver(0x10, ISCSI_OP_LOGIN_REQ, 0, 0);
-	cr_assert_eq(f.npdu, 0);
+	cr_assert_eq(seen.npdu, 0);
 	cr_assert_eq(f.reposted, 2);
 }
 
@@ -316,7 +164,7 @@ Test(iser_conn, short_send_drops)
 	connect_ib_iser();
 	deliver(0x10, ISCSI_OP_LOGIN_REQ, 0, -1);
 	cr_assert(f.disconnected);
-	cr_assert_eq(f.npdu, 0);
+	cr_assert_eq(seen.npdu, 0);
 	cr_assert(strstr(((struct iser_conn *)f.priv)->why, "shorter"));
 }
 
@@ -326,7 +174,7 @@ Test(iser_conn, bad_iser_flags_drop)
 	deliver(0x13, ISCSI_OP_LOGIN_REQ, 0, 0);
 	cr_assert(f.disconnected);
 	deliver(0x20, ISCSI_OP_LOGIN_REQ, 0, 0); /* Hello: already closing, discarded */
-	cr_assert_eq(f.npdu, 0);
+	cr_assert_eq(seen.npdu, 0);
 }
 
 Test(iser_conn, hello_drops)
@@ -358,12 +206,12 @@ Test(iser_conn, ffp_limits_follow_the_negotiated_lengths)
 	iser_conn_enter_ffp(ic, &k);
 	cr_assert_eq(ic->state, ISER_CONN_FFP);
 	deliver(0x18, ISCSI_OP_SCSI_CMD, 16384, 0); /* immediate data, Write STag valid */
-	cr_assert_eq(f.npdu, 1);
-	cr_assert(f.last_h.wsv);
+	cr_assert_eq(seen.npdu, 1);
+	cr_assert(seen.last_h.wsv);
 	cr_assert_not(f.disconnected);
 	deliver(0x10, ISCSI_OP_DATA_OUT, 16385, 0);
 	cr_assert(f.disconnected, "STag-less data beyond TargetRecvDataSegmentLength");
-	cr_assert_eq(f.npdu, 1);
+	cr_assert_eq(seen.npdu, 1);
 }
 
 Test(iser_conn, login_in_ffp_and_target_opcodes_drop)
@@ -374,7 +222,7 @@ Test(iser_conn, login_in_ffp_and_target_opcodes_drop)
 	iser_keys_init(&k, &f.ctx.cfg.keys);
 	iser_conn_enter_ffp(f.priv, &k);
 	deliver(0x10, ISCSI_OP_NOP_OUT | 0x40, 0, 0);
-	cr_assert_eq(f.npdu, 1);
+	cr_assert_eq(seen.npdu, 1);
 	deliver(0x10, ISCSI_OP_LOGIN_REQ, 0, 0);
 	cr_assert(f.disconnected);
 	iser_conn_ops.down(FC); /* a fresh connection for the second case */
@@ -383,7 +231,7 @@ Test(iser_conn, login_in_ffp_and_target_opcodes_drop)
 	iser_conn_enter_ffp(f.priv, &k);
 	deliver(0x10, ISCSI_OP_SCSI_RSP, 0, 0);
 	cr_assert(f.disconnected);
-	cr_assert_eq(f.npdu, 0);
+	cr_assert_eq(seen.npdu, 0);
 }
 
 Test(iser_conn, send_pdu_puts_the_iser_header_first)
@@ -429,7 +277,7 @@ Test(iser_conn, down_tells_the_upper_layer_and_releases)
 {
 	connect_ib_iser();
 	iser_conn_ops.down(FC);
-	cr_assert_eq(f.ndown, 1);
+	cr_assert_eq(seen.ndown, 1);
 	cr_assert(f.released);
 	cr_assert_null(f.priv);
 }
