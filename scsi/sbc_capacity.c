@@ -30,9 +30,10 @@ enum scsi_sr sbc_read_capacity16(struct scsi_task *t)
 	put_be64(b, dev->nr_blocks - 1);
 	put_be32(b + 8, dev->block_size);
 	/* b[12]: no protection information (P_TYPE, PROT_EN 0).
-	 * b[13]: LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT 0: the stores do not tell us a larger
-	 * physical block, and 0 keeps initiators from aligning to a size we cannot vouch for.
-	 * b[14..15]: LOWEST ALIGNED LOGICAL BLOCK ADDRESS 0. */
+	 * b[13]: LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT: 0 unless the LU's lb_per_pb_exp asks
+	 * for the physical block to be reported.
+	 * b[14..15]: LOWEST ALIGNED LOGICAL BLOCK ADDRESS 0: LBA 0 starts a physical block. */
+	b[13] = sbc_lbppbe(dev);
 	if (sbc_thin(dev))
 		b[14] |= 0x80; /* LBPME */
 	if (sbc_lbprz(dev))

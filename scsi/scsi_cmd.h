@@ -205,6 +205,7 @@ struct sbc_limits {
 	uint32_t atomic_alignment;
 	uint32_t atomic_granularity;
 	uint32_t unmap_granularity; /* OPTIMAL UNMAP GRANULARITY; 0 when UNMAP is not supported */
+	uint32_t opt_xfer_granularity; /* OPTIMAL TRANSFER LENGTH GRANULARITY */
 	bool wsnz;                  /* WRITE SAME NUMBER OF LOGICAL BLOCKS 0 is refused */
 };
 /* The LU's own limits; _nx: as seen through one I_T nexus, whose transport may carry less per
@@ -219,6 +220,11 @@ uint32_t sbc_max_xfer_blocks(const struct scsi_dev *dev, const struct scsi_nexus
  * store can deallocate.  READ CAPACITY(16), VPD B2 (LBPU, LBPWS, LBPWS10), UNMAP and WRITE
  * SAME's UNMAP bit all follow this one answer (scsi/sbc_limits.c). */
 bool sbc_thin(const struct scsi_dev *dev);
+/* The physical block READ CAPACITY(16) reports, in bytes (lb_per_pb_exp: the block
+ * device's own for vdisk_blockio, else 4096), and its LOGICAL BLOCKS PER PHYSICAL BLOCK
+ * EXPONENT: 0 (one logical block per physical block) unless lb_per_pb_exp is set. */
+uint32_t sbc_phys_block_bytes(const struct scsi_dev *dev);
+uint8_t sbc_lbppbe(const struct scsi_dev *dev);
 /* Deallocated blocks read back as zeros (LBPRZ). */
 bool sbc_lbprz(const struct scsi_dev *dev);
 

@@ -57,6 +57,9 @@ struct scsi_dev_params {
 	uint8_t qerr;
 	unsigned max_xfer_blocks; /* Block Limits: maximum transfer length */
 	unsigned sanitize_rate_mb; /* SANITIZE writes at most this many MiB/s; 0: unpaced */
+	/* lb_per_pb_exp (SCST's switch, not a number): report the physical block (the block
+	 * device's for blockio, else 4096 bytes) as LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
+	bool lb_per_pb_exp;
 	char pr_file_dir[256];    /* where APTPL state is kept; "" = no persistence */
 };
 

@@ -201,6 +201,23 @@ static bool set_sanitize_rate(struct cfg *c, const struct utgt_attr *a)
 	return true;
 }
 
+/* SCST keeps lb_per_pb_exp in a one-bit field: 1 reports the physical block in READ
+ * CAPACITY(16), 0 reports one logical block per physical block.  Any other number would be
+ * cut to its low bit there (2 turns the report off), so it is refused rather than guessed. */
+static bool set_lb_per_pb_exp(struct cfg *c, const struct utgt_attr *a)
+{
+	uint64_t v;
+
+	if (!parse_u64(a->value, &v) || v > 1) {
+		bad(c, a,
+		    "expected 0 or 1 (SCST's switch for reporting the physical block; the "
+		    "exponent itself follows from the block sizes)");
+		return false;
+	}
+	c->p->lb_per_pb_exp = v == 1;
+	return true;
+}
+
 static bool set_vendor(struct cfg *c, const struct utgt_attr *a)
 {
 	return get_ident(c, a, c->p->vendor, sizeof(c->p->vendor), MAX_VENDOR);
@@ -375,6 +392,7 @@ static const struct attr_def attr_defs[] = {
     {"rotational", H_ALL, K_USED, set_rotational},
     {"removable", H_ALL, K_USED, set_removable},
     {"sanitize_rate_mb", H_ALL, K_USED, set_sanitize_rate}, /* utgt's own */
+    {"lb_per_pb_exp", H_ALL, K_USED, set_lb_per_pb_exp},
     /* identity */
     {"t10_vend_id", H_ALL, K_USED, set_vendor},
     {"prod_id", H_ALL, K_USED, set_product},
@@ -411,7 +429,6 @@ static const struct attr_def attr_defs[] = {
     {"dif_filename", H_DISK, K_KERNEL, NULL},
     {"max_tgt_dev_commands", H_ALL, K_KERNEL, NULL},
     {"pr_file_name", H_ALL, K_KERNEL, NULL},
-    {"lb_per_pb_exp", H_ALL, K_KERNEL, NULL},
     {"zero_copy", H_ALL, K_KERNEL, NULL},
 };
 

@@ -158,13 +158,12 @@ static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
 	struct sbc_limits l;
-	uint32_t gran = dev->block_size && dev->block_size < 4096 ? 4096 / dev->block_size : 1;
 
 	memset(&l, 0, sizeof(l));
 	sbc_task_limits(t, &l);
 	b[4] = l.wsnz ? 0x01 : 0;
 	b[5] = (uint8_t)(l.max_compare_write_blocks > 255 ? 255 : l.max_compare_write_blocks);
-	put_be16(b + 6, (uint16_t)gran); /* optimal transfer length granularity */
+	put_be16(b + 6, (uint16_t)l.opt_xfer_granularity);
 	put_be32(b + 8, l.max_xfer_blocks);
 	put_be32(b + 12, l.opt_xfer_blocks);
 	put_be32(b + 16, 0); /* maximum prefetch length: not reported */

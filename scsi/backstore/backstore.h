@@ -81,6 +81,9 @@ struct backstore {
 	bool read_zero;      /* nullio: reads return zeros (default) */
 	bool can_unmap;      /* set by open(): UNMAP really deallocates */
 	bool unmap_zeroes;   /* set by open(): deallocated blocks read back as zeros */
+	/* set by open(): the medium's physical block in bytes when it tells us (blockio:
+	 * BLKPBSZGET); 0: not known */
+	uint32_t phys_block_size;
 	void *priv;
 };
 

@@ -45,6 +45,7 @@ static int blockio_open(struct backstore *bs, char *err, size_t errlen)
 	struct stat st;
 	uint64_t devsize;
 	int lbs = 0;
+	unsigned int pbs = 0;
 
 	if (!bs->filename[0]) {
 		snprintf(err, errlen, "%s: vdisk_blockio needs a filename (a block device)",
@@ -96,6 +97,10 @@ static int blockio_open(struct backstore *bs, char *err, size_t errlen)
 			 bs->filename, bs->block_size);
 		goto fail;
 	}
+	/* lb_per_pb_exp reports the device's physical block (as SCST does for vdisk_blockio) */
+	if (ioctl(o.fd, BLKPBSZGET, &pbs) < 0)
+		pbs = 0;
+	bs->phys_block_size = pbs;
 	bs_dio_align(o.fd, (uint32_t)lbs, &o.dio_mem_align, &o.dio_off_align);
 	if (!o.dio_mem_align || !o.dio_off_align)
 		o.dio_mem_align = o.dio_off_align = (uint32_t)lbs;

@@ -144,6 +144,7 @@ Test(bs_blockio, geometry_exclusive_direct_round_trip)
 	bs = bb_new(loopdev, 512);
 	cr_assert_eq(bb_open(bs, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(bs->size, 32 << 20, "size from BLKGETSIZE64");
+	cr_assert_eq(bs->phys_block_size, 512, "a loop device's physical block (BLKPBSZGET)");
 	cr_assert(fcntl(bs_aio_fd(bs_aio_of(bs)), F_GETFL) & O_DIRECT);
 	again = bb_new(loopdev, 512);
 	cr_assert_eq(bb_open(again, err, sizeof(err)), -1, "second exclusive open");
@@ -206,6 +207,7 @@ Test(bs_blockio, blocksize_below_the_logical_block_size_is_refused)
 	cr_assert(strstr(err, "logical block size 4096"), "%s", err);
 	bs->block_size = 4096;
 	cr_assert_eq(bb_open(bs, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->phys_block_size, 4096, "a 4096-byte-sector loop device's physical block");
 	bb_free(bs);
 }
 

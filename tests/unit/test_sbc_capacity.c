@@ -1,4 +1,5 @@
-/* READ CAPACITY (10) and (16) on ramdisk and fileio, and on an LU too big for (10). */
+/* READ CAPACITY (10) and (16) on ramdisk and fileio, and on an LU too big for (10); the
+ * physical block exponent lb_per_pb_exp asks for. */
 #include "tests/unit/sbc_test.h"
 
 SBC_TEST(capacity, read_capacity10)
@@ -35,7 +36,7 @@ SBC_TEST(capacity, read_capacity16_and_provisioning_bits)
 	cr_assert_eq(get_be64(b), FX_BLOCKS - 1);
 	cr_assert_eq(get_be32(b + 8), 512);
 	cr_assert_eq(b[12], 0, "no protection");
-	cr_assert_eq(b[13], 0, "one logical block per physical block");
+	cr_assert_eq(b[13], 0, "one logical block per physical block (lb_per_pb_exp 0)");
 	cr_assert_eq(b[14] & 0x3f, 0);
 	cr_assert_eq(b[15], 0);
 	cr_assert_eq(!!(b[14] & 0x80), sbc_thin(fx->dev), "LBPME");
@@ -101,5 +102,39 @@ Test(capacity, block_size_4096)
 	cr_assert_eq(fx_exec(&fx, c, SCSI_DIR_READ, b, 8).status, SAM_STAT_GOOD);
 	cr_assert_eq(get_be32(b), 299);
 	cr_assert_eq(get_be32(b + 4), 4096);
+	fx_fini(&fx);
+}
+
+/* lb_per_pb_exp 1: LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT 3 for 512-byte blocks in a
+ * 4096-byte physical block, LOWEST ALIGNED LBA 0, the rest of the answer unchanged. */
+SBC_TEST(capacity, physical_block_exponent)
+{
+	uint8_t c[16] = {0x9e, 0x10}, off[32], on[32];
+
+	put_be32(c + 10, 32);
+	cr_assert_eq(fx_exec(fx, c, SCSI_DIR_READ, off, 32).status, SAM_STAT_GOOD);
+	fx->dev->p.lb_per_pb_exp = true;
+	cr_assert_eq(fx_exec(fx, c, SCSI_DIR_READ, on, 32).status, SAM_STAT_GOOD);
+	cr_assert_eq(on[13], 3);
+	cr_assert_eq(on[14] & 0x3f, 0, "lowest aligned LBA 0");
+	cr_assert_eq(on[15], 0);
+	off[13] = 3;
+	cr_assert_arr_eq(on, off, 32, "only the exponent changed");
+	fx->dev->bs->phys_block_size = 65536; /* what a block device may report */
+	cr_assert_eq(fx_exec(fx, c, SCSI_DIR_READ, on, 32).status, SAM_STAT_GOOD);
+	cr_assert_eq(on[13], 7);
+}
+
+Test(capacity, physical_block_exponent_4096)
+{
+	struct sbc_fx fx;
+	uint8_t c[16] = {0x9e, 0x10}, b[32];
+
+	fx_init_bs(&fx, "ramdisk", 4096, 300);
+	fx.dev->p.lb_per_pb_exp = true;
+	put_be32(c + 10, 32);
+	cr_assert_eq(fx_exec(&fx, c, SCSI_DIR_READ, b, 32).status, SAM_STAT_GOOD);
+	cr_assert_eq(get_be32(b + 8), 4096);
+	cr_assert_eq(b[13], 0, "4096-byte logical blocks are whole physical blocks");
 	fx_fini(&fx);
 }

@@ -374,7 +374,7 @@ Test(scsi_dev_config, kernel_only_attributes_warn)
 	static const char *k[] = {"threads_num",	"threads_pool_type", "async",
 				  "numa_node_id",	"dif_mode",	     "dif_type",
 				  "dif_static_app_tag", "dif_filename",	     "max_tgt_dev_commands",
-				  "pr_file_name",	"lb_per_pb_exp",     "zero_copy"};
+				  "pr_file_name",	"zero_copy"};
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, k[i], "1", NULL);
@@ -538,4 +538,44 @@ Test(scsi_dev_config, sanitize_rate_mb)
 	assert_error(dev, 11, "sanitize_rate_mb", NULL);
 	dev = conf("ramdisk", "r", "size", "1M", "sanitize_rate_mb", "99999999999", NULL);
 	assert_error(dev, 11, "sanitize_rate_mb", "MiB per second");
+}
+
+/* SCST's lb_per_pb_exp is a switch (a one-bit field there): 1 reports the physical block in
+ * READ CAPACITY(16), 0 does not.  utgt's default is 0; any other value is refused, since SCST
+ * would keep only its low bit. */
+Test(scsi_dev_config, lb_per_pb_exp)
+{
+	static const char *handlers[] = {"vdisk_fileio", "vdisk_blockio", "vdisk_nullio",
+					 "ramdisk"};
+
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+		const char *h = handlers[i];
+		const char *k0 = !strcmp(h, "ramdisk") ? "size_mb" : "filename";
+		const char *v0 = !strcmp(h, "ramdisk")	       ? "8"
+				 : !strcmp(h, "vdisk_blockio") ? "/dev/loop7"
+							       : F;
+		struct scsi_dev *dev;
+
+		if (!strcmp(h, "vdisk_nullio"))
+			k0 = "size_mb", v0 = "8";
+		dev = conf(h, "d", k0, v0, NULL);
+		assert_clean(dev);
+		cr_assert_not(dev->p.lb_per_pb_exp, "%s: off by default", h);
+		scsi_dev_destroy(dev);
+		dev = conf(h, "d", k0, v0, "lb_per_pb_exp", "1", NULL);
+		assert_clean(dev);
+		cr_assert(dev->p.lb_per_pb_exp, "%s", h);
+		scsi_dev_destroy(dev);
+		dev = conf(h, "d", k0, v0, "lb_per_pb_exp", "0", NULL);
+		assert_clean(dev);
+		cr_assert_not(dev->p.lb_per_pb_exp, "%s", h);
+		scsi_dev_destroy(dev);
+	}
+	for (const char *const *v = (const char *const[]){"2", "3", "-1", "yes", "", NULL}; *v;
+	     v++) {
+		struct scsi_dev *dev =
+		    conf("ramdisk", "r", "size_mb", "8", "lb_per_pb_exp", *v, NULL);
+
+		assert_error(dev, 11, "lb_per_pb_exp", "expected 0 or 1");
+	}
 }
