@@ -2,25 +2,31 @@
 # libiscsi's conformance suite (iscsi-test-cu) against utgtd's iSCSI target.
 #
 # Starts build/utgtd -f with a generated config on 127.0.0.1 (two portals on free ports) and
-# seven targets of one LU each, so that every test finds a LU it applies to:
-#   :thin       vdisk_fileio, thin provisioned, paced SANITIZE               -> ALL, --allow-sanitize
-#   :ram        ramdisk                                                          -> ALL
+# one target of one LU per run, so that every test finds a LU it applies to:
+#   :thin       vdisk_fileio, thin provisioned, paced SANITIZE  -> ALL but Sanitize.Reset, --allow-sanitize
+#   :sanreset   vdisk_fileio, thin provisioned, slow SANITIZE   -> Sanitize.Reset, --allow-sanitize
+#   :ram        ramdisk                                          -> ALL
 #   :removable  ramdisk, removable (START STOP UNIT LOEJ, PREVENT ALLOW, no media) -> ALL
-#   :thin4k     vdisk_fileio, thin provisioned, 4096-byte blocks                 -> ALL
-#   :thick      vdisk_fileio, fully provisioned                                  -> ALL
-#   :ro         vdisk_fileio, read_only                                          -> ReadOnly suite
-#   :ramro      ramdisk, thin, exported through a read-only LUN                  -> ReadOnly suite
-#   :ram through both portals (two I_T nexuses)                                   -> MultipathIO
+#   :thin4k     vdisk_fileio, thin provisioned, 4096-byte blocks -> ALL
+#   :thick      vdisk_fileio, fully provisioned                  -> ALL
+#   :ro         vdisk_fileio, read_only                          -> ReadOnly suite
+#   :ramro      ramdisk, thin, exported through a read-only LUN  -> ReadOnly suite
+#   :ram through both portals (two I_T nexuses)                  -> MultipathIO
 # then merges the results: a test fails if it failed in any run, passes if it passed (not
 # skipped) in at least one, and is skipped only if every run skipped it.  Any failure fails
 # the script.  tests/conformance/README.md explains each skip.
 #
+# Every iscsi-test-cu run has its own time limit; one that runs out is reported with the test
+# it was in and the last lines of its log.
+#
 # Environment: UTGTD (default build/utgtd), CU_TESTS (default ALL; e.g. SCSI.Read10 to narrow
-# the five ALL runs), KEEP=1 keeps the work directory (logs, config).
+# the ALL runs; the skip check and the Sanitize.Reset run are then off), KEEP=1 keeps the work
+# directory (logs, config), CU_TIMEOUT (seconds per ALL run, default 600).
 set -u
 cd "$(dirname "$0")/../.."
 UTGTD=${UTGTD:-build/utgtd}
 CU_TESTS=${CU_TESTS:-ALL}
+CU_TIMEOUT=${CU_TIMEOUT:-600}
 IQN=iqn.2026-12.org.utgt:conformance
 
 command -v iscsi-test-cu >/dev/null || { echo "iscsi-test-cu missing (apt install libiscsi-bin)"; exit 1; }
@@ -60,9 +66,25 @@ P2=$(free_port $((P1 + 1)))
 
 truncate -s 16M "$WORK/ro.img"
 # One target per LU, so the ALL runs can go in parallel: a TARGET COLD RESET (PreventAllow,
-# Sanitize.Reset) only drops the sessions of its own target.  SANITIZE runs only against the
-# thin LU, paced by sanitize_rate_mb (64 MiB at 10 MiB/s: 6.4 s) so that it is still running
-# when Sanitize.Reset looks, 4 s after starting it; the other runs skip the Sanitize suite.
+# Sanitize.Reset) only drops the sessions of its own target.
+#
+# SANITIZE runs only against the thin LUs; the other runs skip the Sanitize suite.  The thin
+# LU is paced by sanitize_rate_mb (64 MiB at 10 MiB/s: 6.4 s per sanitize) so that each test
+# of the suite finds its sanitize in progress when it looks.  Sanitize.Reset runs alone on
+# :sanreset, paced to 32 s (32 MiB at 1 MiB/s): it checks that the sanitize is still running
+# about 5 s after starting it (after a 3 s sleep, four resets, a logout, a 1 s sleep and a new
+# login), which at 6.4 s was a race with little margin on a loaded machine; 32 s is a margin
+# of more than 25 s, and the test's final 60 s sleep (see NopInInterval below) still covers
+# the whole sanitize, so the run takes about 65 s either way.
+#
+# NopInInterval 0 on every target: no NOP-In pings.  Sanitize.Reset ends in
+# "while (testunitready_clear_ua(...)) sleep(60);" on a synchronous libiscsi context, which
+# answers nothing while it sleeps; with SCST's NopInInterval 30 / NopInTimeout 30 utgtd
+# closed that silent connection after about 59 s, libiscsi reconnected on the next TEST UNIT
+# READY, the new nexus got its UNIT ATTENTION, TEST UNIT READY failed, the test slept 60 s
+# again, and so on: the run ended only when the client's wake-up won a one-second race
+# against the NOP-In timeout.  No conformance test checks NOP-In (unit tests do).
+NOP='NopInInterval 0'
 cat >"$WORK/utgtd.conf" <<EOF
 HANDLER vdisk_fileio {
 	DEVICE thin {
@@ -70,6 +92,12 @@ HANDLER vdisk_fileio {
 		size_mb 64
 		thin_provisioned 1
 		sanitize_rate_mb 10
+	}
+	DEVICE sanreset {
+		filename $WORK/sanreset.img
+		size_mb 32
+		thin_provisioned 1
+		sanitize_rate_mb 1
 	}
 	DEVICE ro {
 		filename $WORK/ro.img
@@ -105,30 +133,42 @@ TARGET_DRIVER iscsi {
 	listen 127.0.0.1:$P2
 	TARGET $IQN:thin {
 		enabled 1
+		$NOP
 		LUN 0 thin
+	}
+	TARGET $IQN:sanreset {
+		enabled 1
+		$NOP
+		LUN 0 sanreset
 	}
 	TARGET $IQN:ram {
 		enabled 1
+		$NOP
 		LUN 0 ram
 	}
 	TARGET $IQN:removable {
 		enabled 1
+		$NOP
 		LUN 0 rem
 	}
 	TARGET $IQN:ro {
 		enabled 1
+		$NOP
 		LUN 0 ro
 	}
 	TARGET $IQN:thin4k {
 		enabled 1
+		$NOP
 		LUN 0 thin4k
 	}
 	TARGET $IQN:thick {
 		enabled 1
+		$NOP
 		LUN 0 thick
 	}
 	TARGET $IQN:ramro {
 		enabled 1
+		$NOP
 		LUN 0 ramro {
 			read_only 1
 		}
@@ -138,7 +178,8 @@ EOF
 
 "$UTGTD" -f -c "$WORK/utgtd.conf" --admin-socket "$WORK/utgtd.sock" >"$WORK/utgtd.log" 2>&1 &
 PID=$!
-for _ in $(seq 100); do
+# Wait for the condition (the second portal listening), not for a time; bounded at 30 s.
+for _ in $(seq 300); do
 	grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log" 2>/dev/null && break
 	kill -0 $PID 2>/dev/null || break
 	sleep 0.1
@@ -150,14 +191,36 @@ echo "utgtd pid $PID on 127.0.0.1:$P1 and :$P2 ($WORK)"
 
 url() { echo "iscsi://127.0.0.1:$1/$IQN:$2/0"; }
 
-# One iscsi-test-cu run; results appended to $WORK/results as "name status".
-# SANITIZE=1 in the environment of a run adds --allow-sanitize.
+# tests_but FILE SUITE.TEST...: a test-list file (one FAMILY.SUITE[.TEST] a line, which
+# iscsi-test-cu reads when --test names a file) of ALL without those tests: every other suite
+# whole, a suite with an excluded test test by test.  Without CU_TESTS=ALL, CU_TESTS as it is.
+tests_but() {
+	local f=$1
+	shift
+	if [ "$CU_TESTS" != ALL ]; then
+		echo "$CU_TESTS"
+		return
+	fi
+	iscsi-test-cu --list | awk -F. -v ex="$*" '
+		BEGIN { n = split(ex, e, " ")
+			for (i = 1; i <= n; i++) { x[e[i]] = 1; split(e[i], p, "."); xs[p[1]] = 1 } }
+		$1 != "ALL" { next }
+		NF == 2 && !($2 in xs) { print }
+		NF == 3 && ($2 in xs) && !(($2 "." $3) in x) { print }' >"$f"
+	echo "$f"
+}
+# thin: Sanitize.Reset runs on :sanreset instead (above).
+thin_tests=$(tests_but "$WORK/thin.tests" Sanitize.Reset)
+
+# One iscsi-test-cu run; results appended to $WORK/results as "name status tag".
+# SANITIZE=1 in the environment of a run adds --allow-sanitize; LIMIT its time limit.
 run_cu() {
 	local tag=$1 tests=$2; shift 2
-	local log="$WORK/cu-$tag.log" t0=$SECONDS san=
+	local log="$WORK/cu-$tag.log" t0=$SECONDS san= limit=${LIMIT:-$CU_TIMEOUT} rc
 	[ "${SANITIZE:-0}" = 1 ] && san=--allow-sanitize
 	printf '%s\n' $san "$@" >"$WORK/args.$tag" # for a retry of a single test
-	timeout 900 iscsi-test-cu --dataloss $san --test="$tests" "$@" >"$log" 2>&1
+	timeout -k 10 "$limit" iscsi-test-cu --dataloss $san --test="$tests" "$@" >"$log" 2>&1
+	rc=$?
 	# "Suite: X" then "  Test: Y ...[output]passed|FAILED"; [SKIPPED] inside means skipped.
 	awk -v tag="$tag" '
 		/^Suite: /      { suite = $2 }
@@ -169,27 +232,42 @@ run_cu() {
 		function flush() { if (st != "") print name, st, tag; name = "" }
 		END { if (name != "") flush() }
 	' "$log" >>"$WORK/results"
-	printf '  %-10s %-28s %3ds  %s\n' "$tag" "$tests" $((SECONDS - t0)) \
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		# the test that never finished: the last one started, with no verdict
+		local cur
+		cur=$(awk '/^Suite: / { s = $2 } /^  Test: / { t = s "." $2 } END { print t }' "$log")
+		echo "${cur:-?} failed $tag" >>"$WORK/results"
+		echo "TIMEOUT: conformance run $tag: iscsi-test-cu still in ${cur:-its setup} after ${limit}s ($*)"
+		echo "  last lines of $log:"
+		tail -15 "$log" | awk '{ print "  | " $0 }'
+		echo timeout >"$WORK/timeout.$tag"
+	fi
+	printf '  %-12s %-28s %3ds  %s\n' "$tag" "${tests##*/}" $((SECONDS - t0)) \
 		"$(grep -A2 'Run Summary' "$log" | awk '/tests/ {print "ran " $3 ", passed " $4 ", failed " $5}')"
 }
 
 : >"$WORK/results"
-echo "iscsi-test-cu runs (the five ALL runs in parallel):"
-SANITIZE=1 run_cu thin "$CU_TESTS" "$(url $P1 thin)" >"$WORK/sum.thin" &
-J1=$!
+echo "iscsi-test-cu runs (the ALL runs and Sanitize.Reset in parallel):"
+jobs_=()
+SANITIZE=1 run_cu thin "$thin_tests" "$(url $P1 thin)" >"$WORK/sum.thin" &
+jobs_+=($!)
+if [ "$CU_TESTS" = ALL ]; then
+	SANITIZE=1 LIMIT=300 run_cu sanreset ALL.Sanitize.Reset "$(url $P2 sanreset)" >"$WORK/sum.sanreset" &
+	jobs_+=($!)
+fi
 run_cu ram "$CU_TESTS" "$(url $P1 ram)" >"$WORK/sum.ram" &
-J2=$!
+jobs_+=($!)
 run_cu removable "$CU_TESTS" "$(url $P1 removable)" >"$WORK/sum.removable" &
-J3=$!
+jobs_+=($!)
 run_cu thin4k "$CU_TESTS" "$(url $P2 thin4k)" >"$WORK/sum.thin4k" &
-J4=$!
+jobs_+=($!)
 run_cu thick "$CU_TESTS" "$(url $P2 thick)" >"$WORK/sum.thick" &
-J5=$!
-wait $J1 $J2 $J3 $J4 $J5 # not a bare wait: utgtd is a child too
-cat "$WORK"/sum.thin "$WORK"/sum.ram "$WORK"/sum.removable "$WORK"/sum.thin4k "$WORK"/sum.thick
-run_cu readonly ALL.ReadOnly "$(url $P1 ro)"
-run_cu readonly-lun ALL.ReadOnly "$(url $P1 ramro)"
-run_cu multipath ALL.MultipathIO "$(url $P1 ram)" "$(url $P2 ram)"
+jobs_+=($!)
+wait "${jobs_[@]}" # not a bare wait: utgtd is a child too
+cat "$WORK"/sum.*
+LIMIT=120 run_cu readonly ALL.ReadOnly "$(url $P1 ro)"
+LIMIT=120 run_cu readonly-lun ALL.ReadOnly "$(url $P1 ramro)"
+LIMIT=120 run_cu multipath ALL.MultipathIO "$(url $P1 ram)" "$(url $P2 ram)"
 
 if ! kill -0 $PID 2>/dev/null; then
 	echo "FAIL: utgtd died during the runs"; tail -30 "$WORK/utgtd.log"; KEEP=1; exit 1
@@ -197,12 +275,14 @@ fi
 
 # A failed test gets one more try alone, with the same LU and options.  Some tests race with
 # the initiator itself (Sanitize.Reservations drops a connection without a logout, and the next
-# test's SANITIZE can overtake the target's notice of that on another connection); a failure
-# that repeats is a failure.  Retries are listed, never hidden.
+# test's command can overtake the target's notice of that on another connection); a failure
+# that repeats is a failure.  Retries are listed, never hidden.  A run that timed out is not
+# retried: a hang is reported as it is.
 : >"$WORK/retried"
 awk '$2 == "failed" {print $1, $3}' "$WORK/results" | sort -u | while read -r name tag; do
+	[ -e "$WORK/timeout.$tag" ] && continue
 	mapfile -t args <"$WORK/args.$tag"
-	if timeout 300 iscsi-test-cu --dataloss --test="ALL.$name" "${args[@]}" >"$WORK/retry-$tag-$name.log" 2>&1 &&
+	if timeout -k 10 300 iscsi-test-cu --dataloss --test="ALL.$name" "${args[@]}" >"$WORK/retry-$tag-$name.log" 2>&1 &&
 		grep -q "passed" "$WORK/retry-$tag-$name.log" && ! grep -q "FAILED" "$WORK/retry-$tag-$name.log"; then
 		echo "$name $tag" >>"$WORK/retried"
 	fi
@@ -226,6 +306,7 @@ awk -v retried="$WORK/retried" '
 	}
 ' "$WORK/results"
 rc=$?
+
 if [ -s "$WORK/skipped" ]; then
 	echo "skipped (see tests/conformance/README.md):"
 	sort "$WORK/skipped" | sed 's/^/  /'
@@ -242,5 +323,6 @@ if [ "$CU_TESTS" = ALL ] && [ -s "$WORK/skipped" ]; then
 		rc=1
 	fi
 fi
+ls "$WORK"/timeout.* >/dev/null 2>&1 && rc=1
 [ $rc -eq 0 ] || { echo "logs: $WORK (kept)"; KEEP=1; }
 exit $rc
