@@ -33,6 +33,17 @@ fi
 
 header() { sed -n "s/^# $2: *//p" "$1" | head -1; }
 
+# The fixture's utgtd runs in a session of its own (setsid): stop it even when we are stopped
+# (Ctrl-C, an outer time limit), or it outlives the run.
+fixture_out=
+stop_fixture() {
+	[ -n "$fixture_out" ] && scripts/vm/host-target.sh stop "$fixture_out" >/dev/null 2>&1
+	fixture_out=
+}
+trap 'stop_fixture; exit 130' INT
+trap 'stop_fixture; exit 143' TERM
+trap stop_fixture EXIT
+
 pass=0 failn=0 failed=() summary=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
@@ -45,6 +56,8 @@ for t in "${tests[@]}"; do
 	fixture=1
 	[ "$(header "$t" vm-target)" = none ] && fixture=0
 	rc=0
+	[ -n "${UTGT_CURRENT:-}" ] && echo "vmtest $name" >"$UTGT_CURRENT"
+	[ $fixture = 1 ] && fixture_out=$out
 	if [ $fixture = 1 ] && ! scripts/vm/host-target.sh start "$out"; then
 		echo "vmtest: $name: target fixture failed to start (see $out/target.log)"
 		tail -5 "$out/target.log" 2>/dev/null
@@ -56,18 +69,28 @@ for t in "${tests[@]}"; do
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
 	fi
-	[ $fixture = 1 ] && scripts/vm/host-target.sh stop "$out" >/dev/null
+	stop_fixture
 	# Backing files are big and only meaningful during the run.
 	rm -f "$out"/lu*.img
 	secs=$((SECONDS - start))
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 		summary+=("PASS $name ${secs}s")
+		res=pass
 	else
 		failn=$((failn + 1))
 		failed+=("$name")
-		summary+=("FAIL $name ${secs}s (exit $rc; logs in $out/)")
+		res=FAIL
+		if [ "$rc" = 124 ]; then
+			res=TIMEOUT
+			echo "TIMEOUT: suite vmtest, test $name: no result within its limit (${limit}s in" \
+				"the guest, $((limit + 120))s around qemu); last lines of $out/console.log:"
+			tail -25 "$out/console.log" 2>/dev/null | awk '{ print "  | " $0 }'
+		fi
+		summary+=("$res $name ${secs}s (exit $rc; logs in $out/)")
 	fi
+	[ -n "${UTGT_SUMMARY:-}" ] &&
+		printf '%s/%s|%s|%s\n' "vmtest${quick:+-quick}" "$name" "$res" "$secs" >>"$UTGT_SUMMARY"
 done
 printf '%s\n' "${summary[@]}"
 echo "vmtest: $pass passed, $failn failed"

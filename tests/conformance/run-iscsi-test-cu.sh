@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# suite-timeout: 900
 # libiscsi's conformance suite (iscsi-test-cu) against utgtd's iSCSI target.
 #
 # Starts build/utgtd -f with a generated config on 127.0.0.1 (two portals on free ports) and
@@ -25,13 +26,13 @@
 #
 # Environment: UTGTD (default build/utgtd), CU_TESTS (default ALL; e.g. SCSI.Read10 to narrow
 # the ALL runs; the skip check and the Sanitize.Reset run are then off), KEEP=1 keeps the work
-# directory (logs, config), CU_TIMEOUT (seconds per ALL run, default 600), MATRIX (where the
+# directory (logs, config), CU_TIMEOUT (seconds per ALL run, default 400), MATRIX (where the
 # test x LU matrix goes, default build/conformance-matrix.txt).
 set -u
 cd "$(dirname "$0")/../.."
 UTGTD=${UTGTD:-build/utgtd}
 CU_TESTS=${CU_TESTS:-ALL}
-CU_TIMEOUT=${CU_TIMEOUT:-600}
+CU_TIMEOUT=${CU_TIMEOUT:-400}
 MATRIX=${MATRIX:-build/conformance-matrix.txt}
 IQN=iqn.2026-12.org.utgt:conformance
 
@@ -48,7 +49,9 @@ cleanup() {
 	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
-trap cleanup EXIT INT TERM
+# EXIT only: bash runs it on INT and TERM too, and then stops (a trap on INT or TERM itself
+# would let the script carry on after cleaning up)
+trap cleanup EXIT
 
 # Two free TCP ports on 127.0.0.1, starting from a per-process offset.
 free_port() {
@@ -241,7 +244,9 @@ run_cu() {
 	local log="$WORK/cu-$tag.log" t0=$SECONDS san= limit=${LIMIT:-$CU_TIMEOUT} rc
 	[ "${SANITIZE:-0}" = 1 ] && san=--allow-sanitize
 	printf '%s\n' $san "$@" >"$WORK/args.$tag" # for a retry of a single test
-	timeout -k 10 "$limit" iscsi-test-cu --dataloss $san --test="$tests" "$@" >"$log" 2>&1
+	# --foreground: no process group of its own, so a limit around this script (make test's)
+	# or Ctrl-C reaches iscsi-test-cu too
+	timeout --foreground -k 10 "$limit" iscsi-test-cu --dataloss $san --test="$tests" "$@" >"$log" 2>&1
 	rc=$?
 	# "Suite: X" then "  Test: Y ...[output]passed|FAILED"; [SKIPPED] inside means skipped.
 	awk -v tag="$tag" '
@@ -306,7 +311,7 @@ fi
 awk '$2 == "failed" {print $1, $3}' "$WORK/results" | sort -u | while read -r name tag; do
 	[ -e "$WORK/timeout.$tag" ] && continue
 	mapfile -t args <"$WORK/args.$tag"
-	if timeout -k 10 300 iscsi-test-cu --dataloss --test="ALL.$name" "${args[@]}" >"$WORK/retry-$tag-$name.log" 2>&1 &&
+	if timeout --foreground -k 10 120 iscsi-test-cu --dataloss --test="ALL.$name" "${args[@]}" >"$WORK/retry-$tag-$name.log" 2>&1 &&
 		grep -q "passed" "$WORK/retry-$tag-$name.log" && ! grep -q "FAILED" "$WORK/retry-$tag-$name.log"; then
 		echo "$name $tag" >>"$WORK/retried"
 	fi
