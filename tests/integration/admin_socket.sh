@@ -57,7 +57,8 @@ mkfifo "$UT_DIR/hold"
 python3 tests/integration/admin_sessions.py 127.0.0.1 "$UT_PORT" "$T" <"$UT_DIR/hold" >"$UT_DIR/expected" 2>"$UT_DIR/py.err" &
 py=$!
 exec 9>"$UT_DIR/hold"
-for _ in $(seq 100); do [ -s "$UT_DIR/expected" ] && break; kill -0 $py 2>/dev/null || break; sleep 0.1; done
+# waits for conditions below are bounded at 30-60 s: milliseconds here, seconds on a loaded machine
+for _ in $(seq 600); do [ -s "$UT_DIR/expected" ] && break; kill -0 $py 2>/dev/null || break; sleep 0.1; done
 adm show sessions --json >"$UT_DIR/sessions.json"
 rc=$?
 [ $rc -eq 0 ] && [ "$(jq '.sessions | length' "$UT_DIR/sessions.json")" = 2 ] && ok "show sessions: two sessions" || bad "show sessions rc $rc: $(cat "$UT_DIR/sessions.json" "$UT_DIR/py.err")"
@@ -101,7 +102,7 @@ d=$(adm show devices --json | jq -c '.devices[] | select(.name == "rd0") | [.ses
 echo >&9
 exec 9>&-
 wait $py && ok "sessions logged out" || bad "admin_sessions.py: $(cat "$UT_DIR/py.err")"
-for _ in $(seq 50); do [ "$(adm show sessions --json | jq '.sessions | length')" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(adm show sessions --json | jq '.sessions | length')" = 0 ] && break; sleep 0.1; done
 [ "$(adm show sessions --json | jq '.sessions | length')" = 0 ] && ok "sessions gone after logout" || bad "sessions left: $(adm show sessions --json)"
 [ "$(dev rd0 .sessions)" = 0 ] && ok "rd0: 0 sessions after logout" || bad "rd0 sessions: $(dev rd0 .sessions)"
 
@@ -120,14 +121,17 @@ if [ -x "$BENCH" ]; then
 	read -r w1 wb1 r1 rb1 <<<"$(dev rd0 '[.counters.write_commands, .counters.bytes_written, .counters.read_commands, .counters.bytes_read] | @tsv')"
 	[ $((wb1 - wb0)) = $((16 * MiB)) ] && [ $((w1 - w0)) = 256 ] && ok "utgt-bench write 16m bs 64k: rd0 +256 writes, +16 MiB written" || bad "write: +$((w1 - w0)) cmds +$((wb1 - wb0)) bytes"
 	[ $((rb1 - rb0)) = $((8 * MiB)) ] && [ $((r1 - r0)) = 128 ] && ok "utgt-bench read 8m bs 64k: rd0 +128 reads, +8 MiB read" || bad "read: +$((r1 - r0)) cmds +$((rb1 - rb0)) bytes"
-	# a live session seen while it runs: its counters only grow
-	"$BENCH" --name=t --filename="$U" --rw=randwrite --bs=4k --iodepth=4 --time_based --runtime=3 \
+	# a live session seen while it runs: its counters only grow.  Both looks wait for their
+	# condition instead of sleeping, and the run (20 s) outlasts them by far even on a loaded
+	# machine, where the 3 s run this had was a race: seen late, it could end between them.
+	"$BENCH" --name=t --filename="$U" --rw=randwrite --bs=4k --iodepth=4 --time_based --runtime=20 \
 		--initiator-name=iqn.2026-12.org.utgt:live >"$UT_DIR/bench-t" 2>&1 &
 	b=$!
 	sel='.sessions[] | select(.initiator == "iqn.2026-12.org.utgt:live") | .counters.bytes_written'
-	for _ in $(seq 50); do v1=$(adm show sessions --json | jq "$sel"); [ -n "$v1" ] && [ "$v1" -gt 0 ] && break; sleep 0.1; done
-	sleep 0.5
-	v2=$(adm show sessions --json | jq "$sel")
+	for _ in $(seq 100); do v1=$(adm show sessions --json | jq "$sel"); [ -n "$v1" ] && [ "$v1" -gt 0 ] && break; sleep 0.1; done
+	for _ in $(seq 100); do v2=$(adm show sessions --json | jq "$sel"); [ -n "$v2" ] && [ -n "$v1" ] && [ "$v2" -gt "$v1" ] && break; sleep 0.1; done
+	# it has shown what it was started for: stop it (utgt-bench ends a run cleanly on SIGINT)
+	kill -INT $b 2>/dev/null
 	[ -n "$v1" ] && [ -n "$v2" ] && [ "$v2" -gt "$v1" ] && ok "a running utgt-bench session: bytes_written $v1 -> $v2" || bad "live session: '$v1' -> '$v2'"
 	wait $b || bad "utgt-bench time based: $(cat "$UT_DIR/bench-t")"
 else
@@ -143,7 +147,7 @@ python3 - "$UT_SOCK" >"$UT_DIR/raw.out" 2>&1 <<'PY'
 import json, socket, sys, time
 path = sys.argv[1]
 def conn():
-    s = socket.socket(socket.AF_UNIX); s.settimeout(15); s.connect(path); return s
+    s = socket.socket(socket.AF_UNIX); s.settimeout(60); s.connect(path); return s
 def answer(s):
     buf = b""
     while True:
@@ -160,13 +164,16 @@ check(j["ok"] is False and "longer than" in j["error"], "5000-byte line: " + a.d
 for req, what in ((b"show\x01sessions\n", "control byte"), (b"\n", "empty line"), (b"show\n", "show alone")):
     s = conn(); s.sendall(req); j = json.loads(answer(s))
     check(j["ok"] is False and j["error"], what + ": " + j["error"])
+# The daemon gives a client ADMIN_TIMEOUT_MS (5 s) for its line.  The bounds below tell
+# "answered at once" from "after that deadline" with wide margins: answers taking a loaded
+# machine's seconds must not fail, only an answer that waited for the deadline must.
 # a client that never sends its newline does not block another one
-slow = conn(); slow.sendall(b"show sess")
+t_slow = time.time(); slow = conn(); slow.sendall(b"show sess")
 t0 = time.time(); s = conn(); s.sendall(b"version\n"); j = json.loads(answer(s))
-check(j["ok"] and time.time() - t0 < 2, "answered in %.3f s while a slow client waits" % (time.time() - t0))
-# ... and is cut off after the timeout
-t0 = time.time(); a = answer(slow); dt = time.time() - t0
-check(a == b"" and 3 < dt < 10, "the slow client is closed after %.1f s" % dt)
+check(j["ok"] and time.time() - t0 < 4, "answered in %.3f s while a slow client waits" % (time.time() - t0))
+# ... and is cut off after the timeout (counted from its connect: never before 5 s)
+a = answer(slow); dt = time.time() - t_slow
+check(a == b"" and 4 < dt < 60, "the slow client is closed %.1f s after it connected" % dt)
 # a client that goes away before reading its (long) answer
 for _ in range(20):
     s = conn(); s.sendall(b"show targets\n"); s.close()
@@ -181,7 +188,7 @@ check(all(j["ok"] for j in res), "40 clients at once: %d answered" % sum(1 for j
 # sixteen silent clients fill every slot: a 17th is answered once they time out
 silent = [conn() for _ in range(16)]
 t0 = time.time(); s = conn(); s.sendall(b"version\n"); j = json.loads(answer(s)); dt = time.time() - t0
-check(j["ok"] and dt < 10, "16 silent clients: the next one is answered after %.1f s" % dt)
+check(j["ok"] and dt < 60, "16 silent clients: the next one is answered after %.1f s" % dt)
 for x in silent: x.close()
 PY
 while read -r l; do case $l in ok*) ok "${l#ok   }" ;; *) bad "${l#FAIL }" ;; esac; done <"$UT_DIR/raw.out"
@@ -201,7 +208,7 @@ sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P2/" "$UT_DIR/utgtd.conf" >"$UT_DIR/second.
 "$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket "$UT_SOCK" >"$UT_DIR/second.log" 2>&1 &
 second=$!
 ILIB_PIDS+=("$second")
-for _ in $(seq 100); do kill -0 $second 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 600); do kill -0 $second 2>/dev/null || break; sleep 0.1; done
 if kill -0 $second 2>/dev/null; then
 	bad "second daemon on a live socket is running"
 else
@@ -219,7 +226,7 @@ kill -9 "$UT_PID"; wait "$UT_PID" 2>/dev/null
 "$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_DIR/third.log" 2>&1 &
 UT_PID=$!
 ILIB_PIDS+=("$UT_PID")
-for _ in $(seq 100); do adm version >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do adm version >/dev/null 2>&1 && break; sleep 0.1; done
 [ "$(adm version --json | jq -r .pid)" = "$UT_PID" ] && ok "new daemon took over the stale socket" || bad "stale socket: $(cat "$UT_DIR/third.log")"
 stop_utgtd || bad "third daemon did not stop"
 P3=$(free_port $((UT_PORT + 2)))
@@ -227,13 +234,13 @@ sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P3/" "$UT_DIR/utgtd.conf" >"$UT_DIR/none.co
 "$UTGTD" -f -c "$UT_DIR/none.conf" --admin-socket none --state-dir "$UT_DIR/state" >"$UT_DIR/none.log" 2>&1 &
 UT_PID=$!
 ILIB_PIDS+=("$UT_PID")
-for _ in $(seq 100); do grep -q "serving" "$UT_DIR/none.log" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "serving" "$UT_DIR/none.log" && break; sleep 0.1; done
 grep -q serving "$UT_DIR/none.log" && [ ! -e "$UT_DIR/state/utgtd.sock" ] && ! grep -q "admin socket" "$UT_DIR/none.log" && ok "--admin-socket none: serving, no socket" || bad "--admin-socket none: $(cat "$UT_DIR/none.log")"
 stop_utgtd || bad "none daemon did not stop"
 "$UTGTD" -f -c "$UT_DIR/none.conf" --state-dir "$UT_DIR/state" >"$UT_DIR/dflt.log" 2>&1 &
 UT_PID=$!
 ILIB_PIDS+=("$UT_PID")
-for _ in $(seq 100); do "$UTGTADM" -s "$UT_DIR/state/utgtd.sock" version >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do "$UTGTADM" -s "$UT_DIR/state/utgtd.sock" version >/dev/null 2>&1 && break; sleep 0.1; done
 "$UTGTADM" -s "$UT_DIR/state/utgtd.sock" version >/dev/null 2>&1 && ok "default socket: <state-dir>/utgtd.sock" || bad "default socket: $(cat "$UT_DIR/dflt.log")"
 stop_utgtd || bad "default-socket daemon did not stop"
 

@@ -26,10 +26,12 @@ for rw in read write randread randwrite rw randrw; do
 	fi
 done
 
-# time based with ramp: the measured runtime is the runtime, not runtime + ramp
+# time based with ramp: the measured runtime is the runtime (1000 ms), not runtime + ramp
+# (4000 ms).  The ramp is 3 s so that the I/O still finishing after the end, slow on a loaded
+# machine, has 2 s before the check could mistake it for the ramp (it had 0.5 s).
 "$BENCH" --name=t --filename="${URL[0]}" --rw=randread --bs=4k --iodepth=4 --time_based \
-	--runtime=1 --ramp_time=500ms --output-format=json >"$TMPD/t.json" 2>&1
+	--runtime=1 --ramp_time=3s --output-format=json >"$TMPD/t.json" 2>&1
 rt=$(jget "$TMPD/t.json" '.jobs[0].job_runtime')
-check "time_based runtime=1 ramp_time=500ms measures ${rt}ms (1000..1500)" \
-	test "$rt" -ge 1000 -a "$rt" -lt 1500
+check "time_based runtime=1 ramp_time=3s measures ${rt}ms (1000..3000)" \
+	test "$rt" -ge 1000 -a "$rt" -lt 3000
 finish

@@ -18,7 +18,7 @@ cleanup() {
 	[ -n "$load" ] && kill -KILL "$load" 2>/dev/null
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null
 	fi
 	rm -rf "$tmp"
@@ -28,9 +28,12 @@ trap cleanup EXIT
 ok() { echo "  ok   $*"; }
 bad() { echo "  FAIL $*"; fails=$((fails + 1)); }
 
-# wait_for CMD...: poll up to 10 s
+# wait_for CMD...: poll every 0.1 s until CMD succeeds, for up to 60 s.  For readiness this is
+# a wait for the condition (milliseconds on a quiet machine); for "exits after SIGTERM" it is
+# the bound the check asserts, 12 times the 5 s logout_wait the busy case waits out, so a
+# loaded machine's delays cannot turn it red.
 wait_for() {
-	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+	for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done
 	return 1
 }
 
@@ -118,7 +121,7 @@ if grep -q "driver iscsi: not served by this build" "$tmp/log"; then
 elif wait_for port_listening "$port"; then
 	ok "listening on 127.0.0.1:$port"
 	if command -v iscsi-inq >/dev/null; then
-		if timeout 20 iscsi-inq "iscsi://127.0.0.1:$port/iqn.2026-12.org.utgt:demo/0" >"$tmp/inq" 2>&1; then
+		if timeout --foreground 20 iscsi-inq "iscsi://127.0.0.1:$port/iqn.2026-12.org.utgt:demo/0" >"$tmp/inq" 2>&1; then
 			ok "iscsi-inq answered"
 		else
 			bad "iscsi-inq: $(cat "$tmp/inq")"
@@ -136,7 +139,7 @@ if wait_for sh -c "! kill -0 $pid 2>/dev/null"; then
 	[ "$rc" -eq 0 ] && ok "SIGTERM: exit 0 in $(( $(date +%s) - start ))s" || bad "SIGTERM: exit $rc: $(cat "$tmp/log")"
 	grep -q "exited cleanly" "$tmp/log" && ok "clean shutdown logged" || bad "no clean shutdown line"
 else
-	bad "still running 10 s after SIGTERM"
+	bad "still running 60 s after SIGTERM"
 fi
 pid=""
 port_free "$port" && ok "port $port released" || bad "port $port still open"
@@ -162,7 +165,7 @@ else
 		wait "$pid"; rc=$?
 		[ "$rc" -eq 0 ] && ok "busy SIGTERM: exit 0 in $(( $(date +%s) - start ))s" || bad "busy SIGTERM: exit $rc: $(tail -5 "$tmp/busylog")"
 	else
-		bad "busy: still running 10 s after SIGTERM"
+		bad "busy: still running 60 s after SIGTERM"
 	fi
 	pid=""
 	kill -KILL "$load" 2>/dev/null; wait "$load" 2>/dev/null; load=""

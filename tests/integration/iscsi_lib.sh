@@ -9,13 +9,15 @@ ilib_cleanup() {
 	for p in "${ILIB_PIDS[@]}"; do
 		if kill -0 "$p" 2>/dev/null; then
 			kill "$p"
-			for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 			kill -9 "$p" 2>/dev/null
 		fi
 	done
 	for d in "${ILIB_DIRS[@]}"; do [ "${KEEP:-0}" = 1 ] || rm -rf "$d"; done
 }
-trap ilib_cleanup EXIT INT TERM
+# EXIT only: bash runs it on INT and TERM too and then stops; trapping those as well would let
+# the test carry on after its daemons were stopped
+trap ilib_cleanup EXIT
 
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
@@ -50,7 +52,8 @@ start_utgtd() {
 	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_LOG" 2>&1 &
 	UT_PID=$!
 	ILIB_PIDS+=("$UT_PID")
-	for _ in $(seq 100); do
+	# a wait for the condition, bounded at 60 s (a loaded machine is slow to start a daemon)
+	for _ in $(seq 600); do
 		grep -q "listening on 127.0.0.1:$UT_PORT" "$UT_LOG" 2>/dev/null && return 0
 		kill -0 "$UT_PID" 2>/dev/null || break
 		sleep 0.1
@@ -58,8 +61,9 @@ start_utgtd() {
 	echo "utgtd did not start:"; cat "$UT_LOG"; exit 1
 }
 
+# stop_utgtd: SIGTERM; true once utgtd has exited, false if it still runs after 30 s
 stop_utgtd() {
 	kill "$UT_PID" 2>/dev/null
-	for _ in $(seq 100); do kill -0 "$UT_PID" 2>/dev/null || return 0; sleep 0.1; done
+	for _ in $(seq 300); do kill -0 "$UT_PID" 2>/dev/null || return 0; sleep 0.1; done
 	return 1
 }

@@ -23,7 +23,7 @@ import iscsi_min as im  # noqa: E402
 
 HOST, PORT, IQN = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 INAME = "iqn.2026-12.org.utgt:reinstate"
-ANSWER_WITHIN = 10.0  # seconds the reinstating login may take
+ANSWER_WITHIN = 30.0  # bound on the reinstating login (milliseconds when it works)
 failures = []
 
 

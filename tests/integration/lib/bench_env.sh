@@ -29,7 +29,7 @@ ub_cleanup() {
 		kill -TERM "$p" 2>/dev/null
 	done
 	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do alive "$p" || break; sleep 0.1; done
+		for _ in $(seq 300); do alive "$p" || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
@@ -51,8 +51,12 @@ finish() {
 }
 
 port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_for() { # poll CMD for up to 10 s
-	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+# wait_for CMD...: poll CMD every 0.1 s until it succeeds, for up to 60 s.  A wait for a
+# condition, not a delay: a quiet machine passes in milliseconds, and the bound only decides
+# how long a real failure takes to report, so it is generous (a loaded 2-core machine can
+# take seconds to start a daemon).
+wait_for() {
+	for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done
 	return 1
 }
 
