@@ -38,7 +38,10 @@ if [ $MODE = quick ]; then
 	PATH_COUNTS="1 2"
 	WORKLOADS="seqread"
 	POLICIES="rr1"
-	FO_RUNTIME=16 FO_DOWN_AT=4 FO_DOWN_FOR=5
+	# The link is down 9 s: an I/O caught on path 2 must time out (--io-timeout=3) while it is
+	# down for the failure to be seen, a 2 s margin with the 5 s this had, 6 s now; the run
+	# then has 11 s for the reconnect (backoff at most 4 s) after the link is back.
+	FO_RUNTIME=24 FO_DOWN_AT=4 FO_DOWN_FOR=9
 	TUNE_SETTINGS="untuned seed-tuned"
 	TUNE_WORKLOADS="w64k-qd1"
 	TUNE_RUNTIME=3
@@ -192,6 +195,12 @@ failover() {
 		--runtime="$FO_RUNTIME" --time_based --verify=crc32c --io-timeout=3 --policy=rr --rr-iops=1 \
 		--write_bw_log="$OUT_REL/raw/failover" --paths="$(lab_urls utgtd 2)" &
 	bench_bg_pid=$!
+	# the cut is meant for a path carrying I/O: wait for utgt-bench's session on path 2 (the
+	# condition, bounded at 60 s), then give I/O FO_DOWN_AT seconds to flow
+	for _ in $(seq 600); do
+		ip netns exec "$LAB_INI" ss -Htn state established "( dst $(portal 2) )" | grep -q . && break
+		sleep 0.1
+	done
 	sleep "$FO_DOWN_AT"
 	now=$(date +%s.%N)
 	lab_paths link 2 down
