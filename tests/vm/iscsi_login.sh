@@ -120,7 +120,7 @@ fi
 
 step "logout"
 iscsi_logout "$TGT_PLAIN" "$TGT_PORT1"
-wait_until 10 "device gone" test ! -b "$dev"
+wait_until 60 "device gone" test ! -b "$dev"
 ok "session closed, $dev gone"
 
 if [ "$QUICK" != 1 ]; then

@@ -117,7 +117,7 @@ if [ "$TGT_KIND" = utgtd ] && [ -f /out/target.log ]; then
 			rx[portal[c]] += n }
 		END { for (p in rx) print p, rx[p] }' /out/target.log | sort
 	}
-	wait_until 10 "both logouts in the target log" eval '[ "$(per_portal | wc -l)" -ge 2 ]'
+	wait_until 60 "both logouts in the target log" eval '[ "$(per_portal | wc -l)" -ge 2 ]'
 	per_portal
 	for p in "$TGT_PORT1" "$TGT_PORT2"; do
 		n=$(per_portal | awk -v p="$p" '$1 == p {print $2}')

@@ -15,7 +15,7 @@ step "rxe0 on eth0"
 modprobe rdma_rxe
 modprobe -a rdma_ucm ib_uverbs
 rdma link add rxe0 type rxe netdev eth0
-wait_until 10 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+wait_until 60 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
 rdma link show rxe0/1
 ibv_devinfo -d rxe0 | grep -E 'hca_id|transport|state|active_mtu|link_layer'
 ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE || fail "rxe0 port not active"
@@ -32,7 +32,7 @@ run() {
 	timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" "$@" >"/tmp/$tool.srv" 2>&1 &
 	srv=$!
 	# The server listens through RDMA/CM on port -p: poll the CM ids until it does.
-	if ! (wait_until 30 "$tool server" eval \
+	if ! (wait_until 60 "$tool server" eval \
 		"rdma resource show cm_id | grep LISTEN | grep -q ':$port\\b'"); then
 		rdma resource show cm_id
 		cat "/tmp/$tool.srv"

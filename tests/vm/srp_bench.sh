@@ -77,7 +77,7 @@ sys.exit(0 if len(n) == 2 and min(n) * 5 >= sum(n) else 1)
 PY
 grep -q "0x0000000000000012505400fffe123456 .*multichannel, channel 2 of the nexus" "$SRP_LOG" ||
 	fail "the second path did not join the first one's nexus"
-wait_until 10 "both channels released" \
+wait_until 60 "both channels released" \
 	eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge $((c0 + 2)) ]"
 grep "0x0000000000000012505400fffe123456.*channel released" "$SRP_LOG" | sed 's/^/    /'
 ok "two channels, one nexus, both carried commands"

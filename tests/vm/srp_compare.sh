@@ -61,9 +61,9 @@ srp_add "$(srp_line "$GUEST_IP:$SRP_PORT")" 0000000000000001
 DEV=$(srp_disk "$(srp_hosts | tail -1)")
 measure utgtd
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
+wait_until 60 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
 utgtd_stop
-wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 60 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
 
 step "LIO ib_srpt on the same file"
 modprobe -q configfs || true
@@ -89,12 +89,12 @@ for ini in "$GUEST_IP" "$GUID" "0x00000000000000010${GUID//:/}" "0x0000000000000
 	(cd "$tpg/acls/$ini/lun_0" && ln -s ../../../lun/lun_0 .)
 done
 echo 1 >$tpg/enable
-wait_until 20 "LIO listening on :$LIO_PORT" listening $LIO_PORT
+wait_until 60 "LIO listening on :$LIO_PORT" listening $LIO_PORT
 srp_add "id_ext=${GUID//:/},ioc_guid=${GUID//:/},dest=$GUEST_IP:$LIO_PORT" 0000000000000001
 DEV=$(srp_disk "$(srp_hosts | tail -1)")
 measure lio
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 60 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
 echo 0 >$tpg/enable
 
 step "perftest on the same link"
@@ -104,7 +104,7 @@ perf() { # TOOL SIZE ITERS: average MB/s
 	port=$((port + 1))
 	timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F >"/tmp/$tool.srv" 2>&1 &
 	srv=$!
-	wait_until 30 "$tool server" listening "$port"
+	wait_until 60 "$tool server" listening "$port"
 	out=$(timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F "$GUEST_IP" 2>&1) ||
 		rc=$?
 	wait $srv || true

@@ -26,18 +26,20 @@ write_conf
 "$UTGTD" --check -c "$SRP_CONF" >/dev/null || fail "--check"
 "$UTGTD" -f -c "$SRP_CONF" >>"$SRP_LOG" 2>&1 &
 UTGTD_PID=$!
-sleep 2
+# the point where it would give up is the RDMA/CM check it logs: wait for that line (not for
+# a time), then it must still be running
+wait_until 60 "utgtd's 'no RDMA device' line" grep -q "no RDMA device" "$SRP_LOG"
 kill -0 "$UTGTD_PID" || fail "utgtd exited without an RDMA device"
 ok "utgtd runs without an RDMA device"
 rdma link add rxe0 type rxe netdev eth0
-wait_until 20 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+wait_until 60 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
 expect_eq "rxe0 GID" "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" "$RXE_GID"
-wait_until 20 "utgtd listening once rxe0 exists" listening "$SRP_PORT"
+wait_until 60 "utgtd listening once rxe0 exists" listening "$SRP_PORT"
 ok "listening on :$SRP_PORT after rxe0 appeared"
 
 step "login and I/O"
 line=$(srp_line "$GUEST_IP:$SRP_PORT")
-wait_until 20 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
+wait_until 60 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
 srp_add "$line" 0000000000000001
 host=$(srp_hosts | tail -1)
 dev=$(srp_disk "$host")
@@ -60,23 +62,24 @@ step "rdma link delete rxe0 with reads in flight"
 (while :; do dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct status=none 2>/dev/null ||
 	sleep 0.2; done) &
 reader=$!
-sleep 2
+n0=$(blk_ios "$dev")
+wait_until 60 "reads in flight" eval '[ $(($(blk_ios "$dev") - n0)) -ge 100 ]'
 t0=$SECONDS
 timeout 60 rdma link delete rxe0 || fail "rdma link delete rxe0 did not complete in 60 s"
 say "device removed in $((SECONDS - t0)) s"
 kill "$reader" 2>/dev/null || true
-wait_until 20 "both channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
+wait_until 60 "both channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
 grep -E "device removed|device rxe0 released|channel released" "$SRP_LOG" | sed 's/^/    /'
 kill -0 "$UTGTD_PID" || fail "utgtd died with the device"
 ok "channels torn down, device released, utgtd still running"
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "old ib_srp host gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 60 "old ib_srp host gone" eval '[ -z "$(srp_hosts)" ]'
 
 step "device back: login and data again"
 rdma link add rxe0 type rxe netdev eth0
-wait_until 20 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
-wait_until 20 "utgtd listening again" listening "$SRP_PORT"
-wait_until 20 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
+wait_until 60 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+wait_until 60 "utgtd listening again" listening "$SRP_PORT"
+wait_until 60 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
 srp_add "$line" 0000000000000002
 host=$(srp_hosts | tail -1)
 dev=$(srp_disk "$host")
@@ -84,7 +87,7 @@ dd if="$dev" of=/tmp/back bs=1M count=8 iflag=direct status=none
 cmp /tmp/pat /tmp/back || fail "data differs after the device came back"
 ok "logged in again on the new rxe0, data intact"
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 4 ]"
+wait_until 60 "channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 4 ]"
 utgtd_stop
 say "utgtd exit status $UTGTD_RC"
 grep -qE "AddressSanitizer|runtime error" "$SRP_LOG" && fail "sanitizer report in utgtd's log"

@@ -37,7 +37,7 @@ say "login + scan: $((SECONDS - t0)) s; $host -> $dev"
 expect_eq "ib_srp id_ext" "$(cat /sys/class/scsi_host/"$host"/id_ext)" "0x$guid"
 expect_eq "ib_srp ioc_guid" "$(cat /sys/class/scsi_host/"$host"/ioc_guid)" "0x$guid"
 expect_eq "channels" "$(cat /sys/class/scsi_host/"$host"/ch_count)" 2
-wait_until 10 "two channels logged in" eval "[ \$(grep -c 'login to .* accepted' $SRP_LOG) -ge 2 ]"
+wait_until 60 "two channels logged in" eval "[ \$(grep -c 'login to .* accepted' $SRP_LOG) -ge 2 ]"
 grep -q "immediate data yes" "$SRP_LOG" || fail "immediate data not negotiated"
 grep -q "multichannel, channel 2 of the nexus" "$SRP_LOG" || fail "second channel did not join"
 ok "two channels in one I_T nexus, immediate data negotiated"
@@ -94,7 +94,7 @@ ok "fio verify passed ($((SECONDS - t0)) s)"
 
 step "LUN reset (SRP_TSK_MGMT) while idle, then I/O again"
 sg_reset -d "$dev" || fail "sg_reset -d failed"
-wait_until 10 "TMF answered" grep -q "task management function 0x08 done: code 0" "$SRP_LOG"
+wait_until 60 "TMF answered" grep -q "task management function 0x08 done: code 0" "$SRP_LOG"
 dd if="$dev" of=/dev/null bs=1M count=4 iflag=direct status=none || fail "I/O after reset"
 ok "LUN reset answered FUNCTION COMPLETE, I/O continues"
 
@@ -102,7 +102,7 @@ step "logout: delete the remote port"
 rport=$(srp_rport "$host")
 [ -n "$rport" ] || fail "no srp_remote_ports entry"
 echo 1 >"$rport/delete"
-wait_until 20 "both channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
+wait_until 60 "both channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
 grep 'channel released' "$SRP_LOG" | sed 's/^/    /'
 ok "target released both channels"
 
@@ -131,7 +131,8 @@ dev=$(srp_disk "$host")
 (while :; do dd if="$dev" of=/dev/null bs=64k count=256 iflag=direct status=none 2>/dev/null ||
 	sleep 0.2; done) &
 reader=$!
-sleep 2
+n0=$(blk_ios "$dev")
+wait_until 60 "reads in flight" eval '[ $(($(blk_ios "$dev") - n0)) -ge 100 ]'
 t0=$SECONDS
 utgtd_stop
 kill "$reader" 2>/dev/null || true

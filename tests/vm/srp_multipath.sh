@@ -65,7 +65,7 @@ wait_until 60 "$d2 gone from the map" gone
 k0=$(blk_ios "$d1")
 wait_until 60 "I/O on $d1 after the drop" eval '[ $(($(blk_ios "$d1") - k0)) -ge 100 ]'
 ok "after the drop $d1 completed $(($(blk_ios "$d1") - k0)) more requests"
-wait_until 20 "target released path 2's channels" \
+wait_until 60 "target released path 2's channels" \
 	eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
 
 step "path 2 logged in again"
@@ -83,7 +83,7 @@ ok "no I/O error on the multipath device"
 step "teardown"
 multipath -F
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "all channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 6 ]"
+wait_until 60 "all channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 6 ]"
 utgtd_stop
 say "utgtd exit status $UTGTD_RC"
 grep -qE "AddressSanitizer|runtime error" "$SRP_LOG" && fail "sanitizer report in utgtd's log"

@@ -107,19 +107,19 @@ ok "enabled with nobody serving it yet"
 : >"$LOG"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
 UTGTD_PID=$!
-wait_until 20 "utgtd watching for TCMU devices" grep -q "tcmu: watching" "$LOG"
+wait_until 60 "utgtd watching for TCMU devices" grep -q "tcmu: watching" "$LOG"
 ok "utgtd (pid $UTGTD_PID) started with TARGET_DRIVER tcmu"
-wait_until 10 "the start scan finds tcmu2" grep -q "'tcmu2' served by DEVICE file0" "$LOG"
+wait_until 60 "the start scan finds tcmu2" grep -q "'tcmu2' served by DEVICE file0" "$LOG"
 ok "the existing backstore was found at start"
 
 step "LIO user backstore dev_config=utgt/ram0, tcm_loop LUN 0 on it"
 user_backstore tcmu0 utgt/ram0
-wait_until 10 "utgtd serves the backstore" grep -q "served by DEVICE ram0" "$LOG"
+wait_until 60 "utgtd serves the backstore" grep -q "served by DEVICE ram0" "$LOG"
 grep "tcmu" "$LOG" | sed 's/^/    /'
 mkdir -p "$LOOP/tpgt_1/lun/lun_0"
 echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
 ln -s "$CORE/tcmu0" "$LOOP/tpgt_1/lun/lun_0/tcmu0"
-wait_until 30 "a tcm_loop disk" loop_disk 0
+wait_until 60 "a tcm_loop disk" loop_disk 0
 dev=$(loop_disk 0)
 ok "$dev appeared"
 
@@ -163,7 +163,7 @@ ok "28 MiB written and read back identical ($((SECONDS - t0)) s)"
 step "vdisk_fileio DEVICE through LUN 1: data lands in its backing file"
 mkdir -p "$LOOP/tpgt_1/lun/lun_1"
 ln -s "$CORE/tcmu2" "$LOOP/tpgt_1/lun/lun_1/tcmu2"
-wait_until 30 "the LUN 1 disk" loop_disk 1
+wait_until 60 "the LUN 1 disk" loop_disk 1
 fdev=$(loop_disk 1)
 expect_eq "LUN 1 size" "$(blockdev --getsize64 "$fdev")" $((FILE_MB << 20))
 expect_eq "LUN 1 maximum transfer length" \
@@ -219,7 +219,7 @@ fi
 
 step "a dev_config naming no DEVICE: refused with a log line, utgtd keeps serving"
 user_backstore tcmu1 utgt/nosuch
-wait_until 10 "the refusal logged" grep -q "has no DEVICE 'nosuch'" "$LOG"
+wait_until 60 "the refusal logged" grep -q "has no DEVICE 'nosuch'" "$LOG"
 grep "nosuch" "$LOG" | sed 's/^/    /'
 kill -0 "$UTGTD_PID" || fail "utgtd died"
 dd if="$dev" of=/dev/null bs=1M count=4 iflag=direct status=none || fail "I/O after the refusal"
@@ -232,7 +232,7 @@ rmdir "$LOOP/tpgt_1/lun/lun_0" "$LOOP/tpgt_1/lun/lun_1"
 rmdir "$LOOP/tpgt_1"
 rmdir "$LOOP"
 rmdir "$CORE/tcmu0" "$CORE/tcmu2"
-wait_until 10 "utgtd closes both devices" eval '[ "$(grep -c "uio[0-9]*: closed" "$LOG")" -ge 2 ]'
+wait_until 60 "utgtd closes both devices" eval '[ "$(grep -c "uio[0-9]*: closed" "$LOG")" -ge 2 ]'
 grep -E "removed|gone|closed" "$LOG" | sed 's/^/    /'
 ok "utgtd noticed the removal and closed the device"
 
@@ -245,22 +245,27 @@ grep -q "exited cleanly" "$LOG" || fail "utgtd did not exit cleanly"
 
 # utgtd stops while fio reads: the commands it took are drained and answered; those LIO queues
 # afterwards wait in the ring, and a new utgtd serves them from cmd_tail, so fio never sees an
-# error (LIO's cmd_time_out is 30 s; the gap is well under a second).
+# error.  Those commands wait out the gap against LIO's cmd_time_out (30 s by default), which
+# then fails them: the gap is under a second on a quiet machine, but a TCG guest on a loaded
+# host can take seconds to start a process, so the device gets 120 s here.
 step "restart under I/O: SIGTERM while fio reads, a new utgtd resumes the ring"
 "$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
 UTGTD_PID=$!
 user_backstore tcmu3 utgt/file0 "$FILE_MB" # fileio: asynchronous, so commands are in flight
-wait_until 10 "utgtd serves tcmu3" grep -q "'tcmu3' served by DEVICE file0" "$LOG"
+# settable while the device has no LUN yet
+echo 120 >"$CORE/tcmu3/attrib/cmd_time_out" || fail "cannot set tcmu3's cmd_time_out"
+expect_eq "tcmu3 cmd_time_out" "$(cat "$CORE/tcmu3/attrib/cmd_time_out")" 120
+wait_until 60 "utgtd serves tcmu3" grep -q "'tcmu3' served by DEVICE file0" "$LOG"
 mkdir -p "$LOOP/tpgt_1/lun/lun_0"
 echo naa.5001405000000002 >"$LOOP/tpgt_1/nexus"
 ln -s "$CORE/tcmu3" "$LOOP/tpgt_1/lun/lun_0/tcmu3"
-wait_until 30 "the disk again" loop_disk 0
+wait_until 60 "the disk again" loop_disk 0
 dev=$(loop_disk 0)
 (fio_run tcmu_restart --filename="$dev" --direct=1 --ioengine=libaio --rw=randread --bs=16k \
 	--iodepth=16 --time_based --runtime=8) &
 fiopid=$!
 n0=$(blk_ios "$dev")
-wait_until 20 "reads flowing" eval '[ $(($(blk_ios "$dev") - n0)) -ge 200 ]'
+wait_until 60 "reads flowing" eval '[ $(($(blk_ios "$dev") - n0)) -ge 200 ]'
 utgtd_stop
 expect_eq "first utgtd exit status" "$UTGTD_RC" 0
 grep "draining" "$LOG" | tail -1 | sed 's/^/    /'

@@ -26,8 +26,8 @@ rxe_up() {
 	modprobe -a rdma_ucm ib_uverbs sd_mod sg
 	modprobe ib_srp "$@"
 	rdma link add rxe0 type rxe netdev eth0
-	wait_until 20 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
-	wait_until 20 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
+	wait_until 60 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+	wait_until 60 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
 	RXE_GID=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
 	say "rxe0 active, port GID $RXE_GID"
 }
@@ -77,7 +77,7 @@ utgtd_start() {
 	"$UTGTD" --check -c "$SRP_CONF" >/dev/null || fail "utgtd --check refused $SRP_CONF"
 	"$UTGTD" -f -c "$SRP_CONF" >>"$SRP_LOG" 2>&1 &
 	UTGTD_PID=$!
-	wait_until 20 "utgtd listening on RDMA/CM :$SRP_PORT" listening "$SRP_PORT"
+	wait_until 60 "utgtd listening on RDMA/CM :$SRP_PORT" listening "$SRP_PORT"
 	say "utgtd (pid $UTGTD_PID) listening on :$SRP_PORT and :$SRP_PORT2"
 }
 
