@@ -129,7 +129,9 @@ Test(admin_srv, a_silent_client_does_not_block_others_and_is_cut_off)
 	char *a = ask("help\n", 5);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_assert(strstr(a, "show sessions"), "%s", a);
-	cr_assert_lt(t1.tv_sec - t0.tv_sec, 2);
+	/* not held up by the slow client: answered well before its deadline (a loaded machine
+	 * can take a second or two; it was < 2 s) */
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, ADMIN_TIMEOUT_MS / 1000 - 1);
 	a = drain(slow); /* EOF after ADMIN_TIMEOUT_MS, with no answer */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_assert_str_eq(a, "");

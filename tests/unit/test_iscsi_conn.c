@@ -226,7 +226,7 @@ Test(iscsi_conn, rsp_timeout_drops_the_connection, .fini = teardown, .timeout = 
 	uint8_t param[516] = {0x01, 0x00, 0x02, 0x00};
 	uint8_t h[48] = {0};
 	const char *conf =
-	    "HANDLER ramdisk {\n DEVICE slow {\n  size_mb 4\n  sanitize_rate_mb 1\n }\n"
+	    "HANDLER ramdisk {\n DEVICE slow {\n  size_mb 8\n  sanitize_rate_mb 1\n }\n"
 	    " DEVICE rd0 {\n  size_mb 4\n }\n}\n"
 	    "TARGET_DRIVER iscsi {\n listen 127.0.0.1:0\n"
 	    " TARGET " IH_TARGET " {\n  enabled 1\n  RspTimeout 1\n  LUN 0 slow\n }\n"
@@ -242,7 +242,8 @@ Test(iscsi_conn, rsp_timeout_drops_the_connection, .fini = teardown, .timeout = 
 	iscsi_put32(h + 24, c.cmd_sn++);
 	memcpy(h + 32, cdb, 10);
 	cr_assert_eq(ih_send(&c, h, param, sizeof(param)), 0);
-	/* 4 MiB at 1 MiB/s: about 4 s in the core, RspTimeout is 1 s */
+	/* 8 MiB at 1 MiB/s: about 8 s in the core, RspTimeout is 1 s; the drop must come while
+	 * the command still runs (with 4 s a loaded machine's late timer check could miss it) */
 	cr_assert(ih_closed(&c), "the connection was dropped");
 	ih_close(&c);
 	{

@@ -92,7 +92,7 @@ Test(iscsi_show, sessions_with_connection_keys_and_counters)
 
 	ih_logout(&a);
 	ih_close(&a);
-	for (int i = 0; i < 100; i++) { /* the session leaves the table once the socket closed */
+	for (int i = 0; i < 1500; i++) { /* the session leaves the table once the socket closed */
 		v = list(&t, NULL);
 		unsigned n = v->n;
 		tgt_jv_free(v);
