@@ -47,15 +47,16 @@ pick_ports() {
 	return 1
 }
 
-# Bounded wait until both portals accept connections.
+# Wait until both portals accept connections: a wait for the condition, bounded at 60 s (a
+# loaded host can be slow to start the daemon; the bound only delays a real failure's report).
 wait_listen() {
 	local pid=$1 i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		kill -0 "$pid" 2>/dev/null || { echo "host-target: $KIND exited" >&2; return 1; }
 		if ! port_free "$PORT1" && ! port_free "$PORT2"; then return 0; fi
 		sleep 0.1
 	done
-	echo "host-target: $KIND not listening on $PORT1/$PORT2 after 10 s" >&2
+	echo "host-target: $KIND not listening on $PORT1/$PORT2 after 60 s" >&2
 	return 1
 }
 
@@ -127,7 +128,7 @@ start_tgtd() {
 	echo $! >"$out/target.pid"
 	echo "$ctl" >"$out/target.ctl"
 	local i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		adm --op show --mode sys >/dev/null 2>&1 && break
 		sleep 0.1
 	done
