@@ -6,8 +6,10 @@
 # runs out, so the daemons a test started go with it.  That group does not get the terminal's
 # Ctrl-C, nor a TERM sent to us (an outer limit): both are passed on to it here.
 _limited_pid=
+_limited_fifo=
 _limited_forward() {
 	[ -n "$_limited_pid" ] && kill -"$1" "$_limited_pid" 2>/dev/null
+	[ -n "$_limited_fifo" ] && rm -f "$_limited_fifo"
 	exit $((128 + $2))
 }
 trap '_limited_forward INT 2' INT
@@ -17,6 +19,7 @@ run_limited() {
 	local limit=$1 log=$2 rc teepid fifo
 	shift 2
 	fifo=$(mktemp -u /tmp/utgt-limit.XXXXXX)
+	_limited_fifo=$fifo
 	mkfifo "$fifo"
 	tee "$log" <"$fifo" &
 	teepid=$!
@@ -30,5 +33,6 @@ run_limited() {
 	kill "$teepid" 2>/dev/null
 	wait "$teepid" 2>/dev/null
 	rm -f "$fifo"
+	_limited_fifo=
 	return $rc
 }
