@@ -254,6 +254,7 @@ struct tgt_json;
 enum {
 	ISCSIT_XP_PHASE_COLLAPSE = 1u << 0, /* status may ride in a read's last Data-In PDU */
 	ISCSIT_XP_DIGESTS = 1u << 1,	    /* HeaderDigest / DataDigest can be negotiated */
+	ISCSIT_XP_UNSOLICITED = 1u << 2,    /* unsolicited Data-Out PDUs (InitialR2T=No) */
 };
 
 struct iscsit_xport {

@@ -141,6 +141,8 @@ static uint16_t first_pdu_checks(struct iscsit_conn *c, struct iscsit_kv *kv, un
 		l->tp.hdigest_crc = l->tp.ddigest_crc = false;
 		l->tp.hdigest_none = l->tp.ddigest_none = true;
 	}
+	if (!(c->xp->caps & ISCSIT_XP_UNSOLICITED))
+		l->tp.initial_r2t = true; /* OR-negotiated: Yes whatever the initiator says */
 	l->neg.tgt = &l->tp;
 	l->auth_required = l->auth->nin > 0;
 	l->neg.auth_chap_allowed = l->auth->nin > 0;

@@ -507,7 +507,11 @@ static void x_show(const struct iscsit_conn *c, struct tgt_json *j)
 
 const struct iscsit_xport iser_xport = {
     .name = "iser",
-    .caps = 0, /* Data-In is an RDMA WRITE and status its own SEND; no digests */
+    /* Data-In is an RDMA WRITE and status its own SEND; no digests; and InitialR2T=Yes: an
+     * unsolicited Data-Out would each take a receive buffer of the initiator's choosing,
+     * beyond the window the receive queue is sized for, while the RDMA READ that moves the
+     * data instead costs the initiator nothing (iscsi-scst's isert does the same) */
+    .caps = 0,
     .task_priv = sizeof(struct iser_task),
     .max_xfer = ISER_MAX_XFER,
     .target_allowed = x_target_allowed,
