@@ -247,7 +247,7 @@ struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, const struct iscsit
 		w->conns->wprev = c;
 	w->conns = c;
 	atomic_fetch_add(&ctx->nconns, 1);
-	iscsit_log("conn %llu: %s -> %s (portal %s, %s) served by worker %u on cpu %d",
+	iscsit_log("conn %llu: %s -> %s (portal %s) over %s, served by worker %u on cpu %d",
 		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, xp->name, w->idx,
 		   w->ut.cpu);
 	return c;
