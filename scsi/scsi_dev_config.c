@@ -455,6 +455,9 @@ static void handler_defaults(struct cfg *c)
 {
 	c->bs->block_size = 512;
 	c->p->rotational = c->hmask != H_RAM; /* SCST: DEF_ROTATIONAL 1 */
+	/* SCST's vdisk handlers report the physical block (lb_per_pb_exp 1): an LU moved from
+	 * SCST keeps its geometry (a 512-byte LU stays 512e).  ramdisk is utgt's own: 512n. */
+	c->p->lb_per_pb_exp = c->hmask != H_RAM;
 	c->bs->read_zero = true;	      /* no stale buffer contents to initiators */
 	/* blockio: SCST turns thin provisioning on when the device can discard; ramdisk
 	 * deallocates by nature */

@@ -11,7 +11,7 @@
 #   :ram        ramdisk                                          -> ALL
 #   :removable  ramdisk, removable (START STOP UNIT LOEJ, PREVENT ALLOW, no media) -> ALL
 #   :thin4k     vdisk_fileio, thin provisioned, 4096-byte blocks -> ALL
-#   :thick      vdisk_fileio, fully provisioned                  -> ALL
+#   :thick      vdisk_fileio, fully provisioned (512e, the vdisk default) -> ALL
 #   :thin512e   vdisk_fileio, thin, 512-byte blocks in 4096-byte physical blocks (lb_per_pb_exp)
 #                                                                -> ALL but GetLBAStatus.UnmapSingle
 #   :ro         vdisk_fileio, read_only                          -> ReadOnly suite
@@ -103,6 +103,9 @@ HANDLER vdisk_fileio {
 		size_mb 64
 		thin_provisioned 1
 		sanitize_rate_mb 10
+		# 512n (the vdisk default is SCST's 512e): GetLBAStatus.UnmapSingle unmaps single
+		# 512-byte blocks and wants each reported deallocated; :thin512e covers 512e
+		lb_per_pb_exp 0
 	}
 	DEVICE sanreset {
 		filename $WORK/sanreset.img
