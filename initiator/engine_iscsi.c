@@ -96,12 +96,29 @@ static void fail(struct iscsi_path *p, const char *why)
 		snprintf(p->err, sizeof(p->err), "%s", why);
 }
 
-static void teardown(struct iscsi_path *p)
+/* Abandon the session's TCP connection with a reset, not a FIN.  A path is given up while
+ * its socket may still hold unsent write PDUs; closed gracefully, the kernel keeps
+ * retransmitting them, and when the link comes back the target executes those writes
+ * after the multipath layer has retried them elsewhere and newer data has landed: a lost
+ * write.  SO_LINGER {1, 0} makes close() discard the send queue and send RST, so nothing
+ * of the old session reaches the target after the failover. */
+static void abort_connection(struct iscsi_context *ctx)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	int fd = iscsi_get_fd(ctx);
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+static void teardown(struct iscsi_path *p, bool abortive)
 {
 	struct iscsi_context *ctx = p->ctx;
 
 	if (!ctx)
 		return;
+	if (abortive)
+		abort_connection(ctx);
 	/* Destroying the context calls back every outstanding task with CANCELLED, which
 	 * io_cb turns into UB_IO_PATH_ERROR; p->ctx is cleared first so nothing new is
 	 * queued on the dying session from those callbacks. */
@@ -147,7 +164,10 @@ static struct ub_epath *isc_create(const char *target, const struct ub_eng_opts 
 
 static void isc_destroy(struct ub_epath *ep)
 {
-	teardown(P(ep));
+	struct iscsi_path *p = P(ep);
+
+	/* an idle, healthy session at the end of a run closes gracefully */
+	teardown(p, p->failed || (p->ctx && iscsi_queue_length(p->ctx) > 0));
 	free(ep);
 }
 
@@ -278,7 +298,7 @@ static int isc_connect(struct ub_epath *ep)
 	struct iscsi_context *ctx;
 	const struct ub_eng_opts *o = &p->o;
 
-	teardown(p);
+	teardown(p, true);
 	p->failed = false;
 	p->err[0] = '\0';
 	ctx = iscsi_create_context(p->initiator);
@@ -315,7 +335,7 @@ static int isc_connect(struct ub_epath *ep)
 	if (iscsi_connect_async(ctx, p->url.portal, tcp_cb, p) != 0) {
 		snprintf(p->err, sizeof(p->err), "cannot connect to %s: %s", p->url.portal,
 			 iscsi_get_error(ctx));
-		teardown(p);
+		teardown(p, true);
 		return -1;
 	}
 	if (o->nodelay >= 0) {
@@ -333,7 +353,7 @@ static void isc_disconnect(struct ub_epath *ep, const char *why)
 
 	if (why && p->ctx)
 		snprintf(p->err, sizeof(p->err), "%s", why);
-	teardown(p);
+	teardown(p, true);
 }
 
 static enum ub_path_state isc_state(struct ub_epath *ep)
@@ -386,7 +406,7 @@ static void isc_service(struct ub_epath *ep, short revents)
 	if (!p->failed && p->ctx && (revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		fail(p, "connection closed by the target");
 	if (p->failed)
-		teardown(p);
+		teardown(p, true);
 }
 
 static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)

@@ -1,6 +1,7 @@
 /* utgt-bench iSCSI engine: option limits of libiscsi, and the errors a user sees for an
  * unreachable portal, a silent one, and a rejected login (a scripted loopback peer). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -149,4 +150,39 @@ Test(bench_engine_iscsi, rejected_login_names_the_status)
 	ub_engine_iscsi.destroy(p);
 	pthread_join(t, NULL);
 	close(fd);
+}
+
+/* A path given up is reset, not closed with a FIN: a graceful close would leave its unsent
+ * PDUs to the kernel, which delivers them when the link comes back, after multipath has
+ * retried the writes on another path (the lab's failover saw exactly that lost write). */
+Test(bench_engine_iscsi, a_failed_path_is_reset_not_closed)
+{
+	int port, lfd = listener(&port, true), c;
+	struct ub_eng_opts o = opts();
+	char url[128], err[256];
+	uint8_t req[48], rest[8192];
+	struct ub_epath *p;
+	bool never = false;
+	ssize_t n;
+
+	o.connect_timeout_ms = 5000;
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%d/iqn.2026-12.org.utgt:t/0", port);
+	p = ub_engine_iscsi.create(url, &o, err, sizeof(err));
+	cr_assert_not_null(p, "%s", err);
+	cr_assert_eq(ub_engine_iscsi.connect(p), 0);
+	c = accept(lfd, NULL, NULL);
+	cr_assert_geq(c, 0);
+	/* drive the engine until its login request is on the wire, then read it */
+	ub_epath_wait(&ub_engine_iscsi, p, &never, ub_now_ns() + 300000000ull);
+	cr_assert_eq(recv(c, req, 48, MSG_WAITALL), 48, "no login request");
+	cr_assert_eq(req[0] & 0x3f, 0x03, "opcode %#x is not a login request", req[0]);
+	ub_engine_iscsi.disconnect(p, "test gives the path up");
+	do
+		n = recv(c, rest, sizeof(rest), 0);
+	while (n > 0);
+	cr_assert_eq(n, -1, "the peer saw an orderly close (FIN), not a reset");
+	cr_assert_eq(errno, ECONNRESET, "recv: %s", strerror(errno));
+	ub_engine_iscsi.destroy(p);
+	close(c);
+	close(lfd);
 }
