@@ -36,12 +36,13 @@ const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *file
 	if (ub_is_iscsi_url(filename)) {
 		if (ioengine[0] && strcmp(ioengine, "iscsi") && strcmp(ioengine, "libiscsi"))
 			snprintf(note, notelen, "ioengine=%s replaced by iscsi for %s", ioengine,
-				 "an iscsi:// target");
+				 "an iscsi:// or iser:// target");
 		return &ub_engine_iscsi;
 	}
 	if (!ioengine[0] || !strcmp(ioengine, "iscsi") || !strcmp(ioengine, "libiscsi")) {
 		if (ioengine[0]) {
-			snprintf(err, errlen, "ioengine=%s needs an iscsi:// filename, got '%s'",
+			snprintf(err, errlen,
+				 "ioengine=%s needs an iscsi:// or iser:// filename, got '%s'",
 				 ioengine, filename);
 			return NULL;
 		}

@@ -57,6 +57,9 @@ struct ub_eng_opts {
 	uint32_t max_recv_dsl;
 	unsigned io_timeout_s;
 	unsigned connect_timeout_ms;
+	/* the largest data transfer the job issues (its bs); 0 = unknown.  Engines with a
+	 * per-command limit refuse a larger one in create(). */
+	uint64_t max_io_bytes;
 	/* block engine */
 	bool direct;
 	unsigned queue_depth;

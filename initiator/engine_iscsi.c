@@ -2,7 +2,21 @@
  * connection) per path; the tester's event loop polls iscsi_get_fd()/iscsi_which_events() and
  * calls iscsi_service().  libiscsi's own reconnect-and-replay is switched off: a failed path
  * hands its commands back (UB_IO_PATH_ERROR) so multipath can retry them on another path,
- * and reconnecting is a fresh context started by the caller. */
+ * and reconnecting is a fresh context started by the caller.
+ *
+ * iser:// paths use libiscsi's iSER transport (iscsi_init_transport(ISER_TRANSPORT)).  What
+ * Debian's libiscsi 1.19 does there, and what this engine does about it:
+ *  - connecting blocks: rdma_resolve_addr/route/connect run on a thread of libiscsi's while
+ *    iscsi_connect_async() waits on a semaphore, then calls our callback before returning;
+ *  - the fd is the CQ's completion channel and iscsi_service() accepts exactly POLLIN
+ *    ("revents is not POLLIN" otherwise), so timer ticks never reach libiscsi;
+ *  - there are no command timeouts (TCP's timeout scan is not run) and a target's disconnect
+ *    is not reported: a path with commands outstanding and no completion for io_timeout_s is
+ *    failed here;
+ *  - every PDU is posted at once, whatever the target's MaxCmdSN: commands beyond
+ *    ISER_WINDOW in flight wait in this engine;
+ *  - one command moves at most UB_ISER_MAX_XFER bytes (256 KiB);
+ *  - no immediate or unsolicited data is ever sent (ImmediateData=No, InitialR2T=Yes). */
 #include "initiator/engine.h"
 #include "initiator/iscsi_url.h"
 #include "initiator/scsi_info.h"
@@ -22,6 +36,10 @@
  * (absorbing the UNIT ATTENTIONs a fresh nexus reports) -> READ CAPACITY(16) -> up. */
 enum phase { PH_IDLE, PH_TCP, PH_LOGIN, PH_TUR, PH_READCAP, PH_UP };
 
+/* Commands in flight on one iSER path: the smallest CmdSN window we know of (utgtd's
+ * QueuedCommands default is 32; LIO offers 64, tgtd 128). */
+#define ISER_WINDOW 32
+
 struct iscsi_path {
 	struct ub_iscsi_url url;
 	char shown[600]; /* URL without the secret */
@@ -39,6 +57,10 @@ struct iscsi_path {
 	struct ub_io setup_io; /* TEST UNIT READY / READ CAPACITY(16) while connecting */
 	struct iovec setup_iov;
 	unsigned tur_tries;
+	/* iSER: commands beyond ISER_WINDOW, linked through eng_task; last completion time */
+	struct ub_io *wait_head, *wait_tail;
+	unsigned nwait;
+	uint64_t last_progress_ns;
 };
 
 #define P(ep) ((struct iscsi_path *)(ep))
@@ -114,10 +136,12 @@ static void abort_connection(struct iscsi_context *ctx)
 static void teardown(struct iscsi_path *p, bool abortive)
 {
 	struct iscsi_context *ctx = p->ctx;
+	struct ub_io *io;
 
 	if (!ctx)
 		return;
-	if (abortive)
+	/* over iSER the queue-pair is destroyed with the context: nothing is left to send */
+	if (abortive && !p->url.iser)
 		abort_connection(ctx);
 	/* Destroying the context calls back every outstanding task with CANCELLED, which
 	 * io_cb turns into UB_IO_PATH_ERROR; p->ctx is cleared first so nothing new is
@@ -125,6 +149,41 @@ static void teardown(struct iscsi_path *p, bool abortive)
 	p->ctx = NULL;
 	p->phase = PH_IDLE;
 	iscsi_destroy_context(ctx);
+	/* iSER commands that never left this engine fail the same way. */
+	while ((io = p->wait_head)) {
+		p->wait_head = io->eng_task;
+		p->nwait--;
+		io->eng_task = NULL;
+		io->result = UB_IO_PATH_ERROR;
+		io->done(io);
+	}
+	p->wait_tail = NULL;
+}
+
+/* What libiscsi 1.19's iSER transport cannot do, refused before anything connects. */
+static bool iser_opts_ok(const struct ub_eng_opts *o, char *err, size_t errlen)
+{
+	if (o->max_io_bytes > UB_ISER_MAX_XFER) {
+		snprintf(
+		    err, errlen,
+		    "bs=%llu is too large for iSER through libiscsi 1.19: its iSER transport "
+		    "moves at most %u bytes (256 KiB) per command (it says \"supports messages "
+		    "smaller than 512k\", but its buffers are 256 KiB); use bs<=256k",
+		    (unsigned long long)o->max_io_bytes, UB_ISER_MAX_XFER);
+		return false;
+	}
+	if (o->header_digest > 0) {
+		snprintf(err, errlen,
+			 "digests do not exist on iSER (RFC 7145): drop --header-digest");
+		return false;
+	}
+	if (o->immediate_data > 0 || o->initial_r2t == 0) {
+		snprintf(err, errlen,
+			 "libiscsi 1.19's iSER transport sends no immediate or unsolicited data: "
+			 "--immediate-data=1 and --initial-r2t=0 are not available on iser://");
+		return false;
+	}
+	return true;
 }
 
 static struct ub_epath *isc_create(const char *target, const struct ub_eng_opts *o, char *err,
@@ -150,6 +209,10 @@ static struct ub_epath *isc_create(const char *target, const struct ub_eng_opts 
 		return NULL;
 	}
 	if (!ub_iscsi_url_parse(target, &p->url, err, errlen)) {
+		free(p);
+		return NULL;
+	}
+	if (p->url.iser && !iser_opts_ok(o, err, errlen)) {
 		free(p);
 		return NULL;
 	}
@@ -291,6 +354,31 @@ static void tcp_cb(struct iscsi_context *ctx, int status, void *data, void *priv
 	}
 }
 
+/* libiscsi's iSER connect errors say which step failed, not what it means. */
+static void iser_connect_error(struct iscsi_path *p, const char *lib_raw)
+{
+	char lib[400];
+	const char *why;
+	size_t n;
+
+	snprintf(lib, sizeof(lib), "%s", lib_raw);
+	n = strlen(lib);
+	while (n && (lib[n - 1] == '\n' || lib[n - 1] == ' '))
+		lib[--n] = '\0'; /* libiscsi's iSER errors end in a newline */
+	why = lib;
+
+	if (strstr(lib, "Event Channel") || strstr(lib, "channel_id"))
+		why = "no RDMA CM here (/dev/infiniband/rdma_cm: load rdma_ucm, and an RDMA device "
+		      "such as soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
+	else if (strstr(lib, "Conn Error") || strstr(lib, "resolve address"))
+		why = "RDMA CM could not connect (no iSER listener on that address and port, or "
+		      "no RDMA device reaches it)";
+	else if (strstr(lib, "disconnected"))
+		why = "the target closed the RDMA connection while it was being set up";
+	snprintf(p->err, sizeof(p->err), "no iSER connection to %s (target %s): %s [libiscsi: %s]",
+		 p->url.portal, p->url.target, why, lib);
+}
+
 static int isc_connect(struct ub_epath *ep)
 {
 	static unsigned seq;
@@ -306,6 +394,12 @@ static int isc_connect(struct ub_epath *ep)
 		set_err(p, "%s: cannot create iSCSI context%s", NULL);
 		return -1;
 	}
+	if (p->url.iser && iscsi_init_transport(ctx, ISER_TRANSPORT) != 0) {
+		snprintf(p->err, sizeof(p->err), "%s: libiscsi cannot use iSER here: %s",
+			 p->url.portal, iscsi_get_error(ctx));
+		iscsi_destroy_context(ctx);
+		return -1;
+	}
 	/* Every session gets its own ISID: two sessions from one initiator with the same ISID
 	 * would reinstate (kill) each other at the target. */
 	seq++;
@@ -317,12 +411,18 @@ static int isc_connect(struct ub_epath *ep)
 		iscsi_set_header_digest(ctx, (enum iscsi_header_digest)o->header_digest);
 	if (p->url.user[0])
 		iscsi_set_initiator_username_pwd(ctx, p->url.user, p->url.secret);
-	if (o->initial_r2t >= 0)
-		iscsi_set_initial_r2t(ctx, o->initial_r2t ? ISCSI_INITIAL_R2T_YES
-							  : ISCSI_INITIAL_R2T_NO);
-	if (o->immediate_data >= 0)
-		iscsi_set_immediate_data(ctx, o->immediate_data ? ISCSI_IMMEDIATE_DATA_YES
-								: ISCSI_IMMEDIATE_DATA_NO);
+	if (p->url.iser) {
+		/* its iSER transport never sends the data these would let it send */
+		iscsi_set_initial_r2t(ctx, ISCSI_INITIAL_R2T_YES);
+		iscsi_set_immediate_data(ctx, ISCSI_IMMEDIATE_DATA_NO);
+	} else {
+		if (o->initial_r2t >= 0)
+			iscsi_set_initial_r2t(ctx, o->initial_r2t ? ISCSI_INITIAL_R2T_YES
+								  : ISCSI_INITIAL_R2T_NO);
+		if (o->immediate_data >= 0)
+			iscsi_set_immediate_data(ctx, o->immediate_data ? ISCSI_IMMEDIATE_DATA_YES
+									: ISCSI_IMMEDIATE_DATA_NO);
+	}
 	iscsi_set_noautoreconnect(ctx, 1);
 	if (o->io_timeout_s)
 		iscsi_set_timeout(ctx, (int)o->io_timeout_s);
@@ -331,13 +431,20 @@ static int isc_connect(struct ub_epath *ep)
 	p->deadline = ub_now_ns() +
 		      (uint64_t)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000) * 1000000ull;
 	/* Not iscsi_full_connect_async(): its bookkeeping leaks when a context is destroyed
-	 * mid-login (a connect timeout), and its TEST UNIT READY is one we do ourselves. */
+	 * mid-login (a connect timeout), and its TEST UNIT READY is one we do ourselves.
+	 * Over iSER this call blocks until RDMA CM connected or failed, and tcp_cb (which
+	 * starts the login) has run when it returns. */
 	if (iscsi_connect_async(ctx, p->url.portal, tcp_cb, p) != 0) {
-		snprintf(p->err, sizeof(p->err), "cannot connect to %s: %s", p->url.portal,
-			 iscsi_get_error(ctx));
+		if (p->url.iser)
+			iser_connect_error(p, iscsi_get_error(ctx));
+		else
+			snprintf(p->err, sizeof(p->err), "cannot connect to %s: %s", p->url.portal,
+				 iscsi_get_error(ctx));
 		teardown(p, true);
 		return -1;
 	}
+	if (p->url.iser)
+		return p->failed ? (teardown(p, true), -1) : 0;
 	if (o->nodelay >= 0) {
 		/* libiscsi always sets TCP_NODELAY; --nodelay=0 turns Nagle back on to measure
 		 * what it costs. */
@@ -377,6 +484,13 @@ static int isc_pollfd(struct ub_epath *ep, struct pollfd *pfd)
 
 	if (!p->ctx)
 		return 0;
+	if (p->url.iser) {
+		/* the CQ's completion channel: POLLIN only */
+		pfd->fd = iscsi_get_fd(p->ctx);
+		pfd->events = POLLIN;
+		pfd->revents = 0;
+		return pfd->fd >= 0;
+	}
 	ev = iscsi_which_events(p->ctx);
 	if (!ev)
 		return 0;
@@ -386,12 +500,47 @@ static int isc_pollfd(struct ub_epath *ep, struct pollfd *pfd)
 	return pfd->fd >= 0;
 }
 
+static void iser_service(struct iscsi_path *p, short revents)
+{
+	uint64_t now = ub_now_ns();
+
+	if (p->phase != PH_UP && now > p->deadline && !p->failed) {
+		snprintf(p->err, sizeof(p->err),
+			 "cannot log in to %s over iSER (target %s): timed out", p->url.portal,
+			 p->url.target);
+		p->failed = true;
+	}
+	if (!p->failed && p->inflight && p->o.io_timeout_s &&
+	    now - p->last_progress_ns > (uint64_t)p->o.io_timeout_s * 1000000000ull) {
+		snprintf(p->err, sizeof(p->err),
+			 "%s: no completion over iSER for %u s with %u command(s) outstanding "
+			 "(libiscsi's iSER transport reports neither timeouts nor a target's "
+			 "disconnect)",
+			 p->url.portal, p->o.io_timeout_s, p->inflight);
+		p->failed = true;
+	}
+	if (!p->failed && (revents & (POLLERR | POLLHUP | POLLNVAL)))
+		fail(p, "iSER completion channel error");
+	if (!p->failed && (revents & POLLIN) && iscsi_service(p->ctx, POLLIN) < 0 && !p->failed) {
+		if (!login_failure(p, iscsi_get_error(p->ctx)))
+			snprintf(p->err, sizeof(p->err), "%s: %s", p->url.portal,
+				 iscsi_get_error(p->ctx));
+		p->failed = true;
+	}
+	if (p->failed)
+		teardown(p, true);
+}
+
 static void isc_service(struct ub_epath *ep, short revents)
 {
 	struct iscsi_path *p = P(ep);
 
 	if (!p->ctx)
 		return;
+	if (p->url.iser) {
+		iser_service(p, revents);
+		return;
+	}
 	if (p->phase != PH_UP && ub_now_ns() > p->deadline && !p->failed) {
 		snprintf(p->err, sizeof(p->err), "cannot connect to %s (target %s): timed out",
 			 p->url.portal, p->url.target);
@@ -409,6 +558,8 @@ static void isc_service(struct ub_epath *ep, short revents)
 		teardown(p, true);
 }
 
+static void iser_pump(struct iscsi_path *p);
+
 static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
 {
 	struct ub_io *io = priv;
@@ -418,6 +569,7 @@ static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
 	(void)ctx;
 	(void)data;
 	p->inflight--;
+	p->last_progress_ns = ub_now_ns();
 	io->residual = 0;
 	switch (status) {
 	case SCSI_STATUS_GOOD:
@@ -454,9 +606,47 @@ static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
 	scsi_free_scsi_task(task);
 	io->eng_task = NULL;
 	io->done(io);
+	if (p->url.iser)
+		iser_pump(p);
+}
+
+static int send_now(struct iscsi_path *p, struct ub_io *io);
+
+/* iSER: start waiting commands while the window has room (never from inside submit). */
+static void iser_pump(struct iscsi_path *p)
+{
+	struct ub_io *io;
+
+	while (p->ctx && !p->failed && p->inflight < ISER_WINDOW && (io = p->wait_head)) {
+		p->wait_head = io->eng_task;
+		p->nwait--;
+		if (!p->wait_head)
+			p->wait_tail = NULL;
+		io->eng_task = NULL;
+		if (send_now(p, io) < 0) {
+			io->result = UB_IO_PATH_ERROR;
+			io->done(io);
+		}
+	}
 }
 
 static int send_io(struct iscsi_path *p, struct ub_io *io)
+{
+	if (p->url.iser && (p->inflight >= ISER_WINDOW || p->wait_head)) {
+		io->eng_path = (struct ub_epath *)p;
+		io->eng_task = NULL;
+		if (p->wait_tail)
+			p->wait_tail->eng_task = io;
+		else
+			p->wait_head = io;
+		p->wait_tail = io;
+		p->nwait++;
+		return 0;
+	}
+	return send_now(p, io);
+}
+
+static int send_now(struct iscsi_path *p, struct ub_io *io)
 {
 	struct scsi_task *task;
 	uint8_t cdb[16];
@@ -484,7 +674,8 @@ static int send_io(struct iscsi_path *p, struct ub_io *io)
 		fail(p, iscsi_get_error(p->ctx));
 		return -EIO;
 	}
-	p->inflight++;
+	if (!p->inflight++)
+		p->last_progress_ns = ub_now_ns(); /* the stall clock starts with the first */
 	return 0;
 }
 
@@ -505,7 +696,7 @@ static void isc_geometry(struct ub_epath *ep, uint32_t *bs, uint64_t *nblocks)
 
 static unsigned isc_inflight(struct ub_epath *ep)
 {
-	return P(ep)->inflight;
+	return P(ep)->inflight + P(ep)->nwait;
 }
 
 const struct ub_engine ub_engine_iscsi = {

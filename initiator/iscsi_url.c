@@ -6,11 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREFIX "iscsi://"
+#define PREFIX_TCP  "iscsi://"
+#define PREFIX_ISER "iser://"
+
+bool ub_is_iser_url(const char *s)
+{
+	return s && !strncmp(s, PREFIX_ISER, strlen(PREFIX_ISER));
+}
 
 bool ub_is_iscsi_url(const char *s)
 {
-	return s && !strncmp(s, PREFIX, strlen(PREFIX));
+	return s && (!strncmp(s, PREFIX_TCP, strlen(PREFIX_TCP)) || ub_is_iser_url(s));
+}
+
+/* Length of the scheme ("iscsi://" or "iser://"); 0 when neither. */
+static size_t scheme_len(const char *s)
+{
+	if (ub_is_iser_url(s))
+		return strlen(PREFIX_ISER);
+	return ub_is_iscsi_url(s) ? strlen(PREFIX_TCP) : 0;
 }
 
 static bool copy_span(char *dst, size_t cap, const char *b, size_t n)
@@ -68,8 +82,10 @@ bool ub_iscsi_url_parse(const char *s, struct ub_iscsi_url *u, char *err, size_t
 	memset(u, 0, sizeof(*u));
 	u->port = 3260;
 	if (!ub_is_iscsi_url(s))
-		FAIL("not an iSCSI URL (expected iscsi://[user%%secret@]host[:port]/iqn/lun)");
-	p = s + strlen(PREFIX);
+		FAIL("not an iSCSI URL (expected iscsi:// or iser:// "
+		     "[user%%secret@]host[:port]/iqn/lun)");
+	u->iser = ub_is_iser_url(s);
+	p = s + scheme_len(s);
 
 	/* The LUN is the last path segment and the target the one before it; user info ends at
 	 * the last '@' before the host (a secret may contain '/', an IQN never contains '@'). */
@@ -149,11 +165,11 @@ void ub_iscsi_url_redact(const char *s, char *out, size_t outlen)
 {
 	const char *p, *at = NULL, *lun_s, *pct;
 
-	if (!ub_is_iscsi_url(s) || !(lun_s = strrchr(s + strlen(PREFIX), '/'))) {
+	if (!ub_is_iscsi_url(s) || !(lun_s = strrchr(s + scheme_len(s), '/'))) {
 		snprintf(out, outlen, "%s", s);
 		return;
 	}
-	p = s + strlen(PREFIX);
+	p = s + scheme_len(s);
 	for (const char *q = p; q < lun_s; q++)
 		if (*q == '@')
 			at = q;

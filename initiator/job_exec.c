@@ -461,6 +461,7 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 		snprintf(res->note, sizeof(res->note), "%s", note);
 	cfg.eng.direct = j->direct;
 	cfg.eng.queue_depth = j->iodepth < 4096 ? j->iodepth * 2 : 8192;
+	cfg.eng.max_io_bytes = j->bs;
 	if (!ub_mpath_open(&jr->mp, eng, &cfg, targets, ntargets, err, sizeof(err))) {
 		res->error = EHOSTUNREACH;
 		snprintf(res->errmsg, sizeof(res->errmsg), "%.500s", err);

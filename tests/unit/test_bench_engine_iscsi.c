@@ -186,3 +186,60 @@ Test(bench_engine_iscsi, a_failed_path_is_reset_not_closed)
 	close(c);
 	close(lfd);
 }
+
+/* iser://: what libiscsi 1.19's iSER transport cannot do is refused before connecting. */
+Test(bench_engine_iscsi, iser_limits_are_refused_up_front)
+{
+	const char *url = "iser://127.0.0.1/iqn.2026-12.org.utgt:iser/0";
+	struct ub_eng_opts o = opts();
+	struct ub_epath *p;
+	char err[512];
+
+	o.max_io_bytes = 512 * 1024;
+	cr_assert_null(ub_engine_iscsi.create(url, &o, err, sizeof(err)));
+	cr_assert(strstr(err, "bs=524288") && strstr(err, "256 KiB"), "%s", err);
+	o = opts();
+	o.header_digest = 1;
+	cr_assert_null(ub_engine_iscsi.create(url, &o, err, sizeof(err)));
+	cr_assert(strstr(err, "digest"), "%s", err);
+	o = opts();
+	o.immediate_data = 1;
+	cr_assert_null(ub_engine_iscsi.create(url, &o, err, sizeof(err)));
+	cr_assert(strstr(err, "immediate"), "%s", err);
+	o = opts();
+	o.initial_r2t = 0;
+	cr_assert_null(ub_engine_iscsi.create(url, &o, err, sizeof(err)));
+	cr_assert(strstr(err, "initial-r2t"), "%s", err);
+	o = opts();
+	o.max_io_bytes = 256 * 1024; /* the largest libiscsi moves */
+	p = ub_engine_iscsi.create(url, &o, err, sizeof(err));
+	cr_assert_not_null(p, "%s", err);
+	ub_engine_iscsi.destroy(p);
+	/* the same limits do not apply over TCP */
+	o.max_io_bytes = 1 << 20;
+	p = ub_engine_iscsi.create("iscsi://127.0.0.1/iqn.a/0", &o, err, sizeof(err));
+	cr_assert_not_null(p, "%s", err);
+	ub_engine_iscsi.destroy(p);
+}
+
+/* Without an iSER listener (on this host: without RDMA at all) connecting fails at once with a
+ * message naming the portal, never a hang. */
+Test(bench_engine_iscsi, iser_without_listener_fails_with_a_reason, .timeout = 30)
+{
+	struct ub_eng_opts o = opts();
+	struct ub_epath *p;
+	char err[512];
+	bool never = false;
+	uint64_t t0 = ub_now_ns();
+
+	p = ub_engine_iscsi.create("iser://127.0.0.1:1/iqn.2026-12.org.utgt:iser/0", &o, err,
+				   sizeof(err));
+	cr_assert_not_null(p, "%s", err);
+	if (ub_engine_iscsi.connect(p) == 0)
+		ub_epath_wait(&ub_engine_iscsi, p, &never, ub_now_ns() + 10000000000ull);
+	cr_assert_eq(ub_engine_iscsi.state(p), UB_PS_DOWN);
+	cr_assert(strstr(ub_engine_iscsi.last_error(p), "no iSER connection to 127.0.0.1:1"), "%s",
+		  ub_engine_iscsi.last_error(p));
+	cr_assert_lt(ub_now_ns() - t0, 15000000000ull);
+	ub_engine_iscsi.destroy(p);
+}
