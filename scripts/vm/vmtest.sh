@@ -8,6 +8,7 @@
 # A script's header may say "# vm-timeout: SECONDS" (default 600) and "# vm-target: none"
 # (no fixture).  --quick passes the argument "quick" to each script (the make-test subset).
 # UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
+# UTGT_VM_ARGS=A,B passes more arguments to each script (e.g. target=lio for tests/vm/iser_*).
 # UTGT_VM_TRACE=1 runs each script under bash -x (the trace lands in console.log).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +53,7 @@ for t in "${tests[@]}"; do
 	rm -f "$out"/*.img "$out/result" "$out/target.env"
 	limit=$(header "$t" vm-timeout)
 	limit=${limit:-600}
-	echo "== vmtest $name (timeout ${limit}s${quick:+, quick})"
+	echo "== vmtest $name (timeout ${limit}s${quick:+, quick}${UTGT_VM_ARGS:+, $UTGT_VM_ARGS})"
 	fixture=1
 	[ "$(header "$t" vm-target)" = none ] && fixture=0
 	rc=0
@@ -64,8 +65,10 @@ for t in "${tests[@]}"; do
 		rc=99
 	fi
 	start=$SECONDS
+	args=$quick
+	[ -n "${UTGT_VM_ARGS:-}" ] && args=${args:+$args,}$UTGT_VM_ARGS
 	if [ $rc = 0 ]; then
-		scripts/vm/run-guest.sh -o "$out" -t "$limit" ${quick:+-a quick} "$t" |
+		scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} "$t" |
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
 	fi

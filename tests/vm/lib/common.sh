@@ -7,7 +7,7 @@ set -euo pipefail
 cd /tmp # /src is read-only; tools drop state files in the working directory
 T0=$SECONDS
 QUICK=0
-[ "${1:-}" = quick ] && QUICK=1
+for _a in "$@"; do if [ "$_a" = quick ]; then QUICK=1; fi; done
 
 say() { printf '[%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 step() { printf '\n[%4ds] == %s\n' $((SECONDS - T0)) "$*"; }

@@ -4,8 +4,8 @@
 #
 # Arguments understood by the scripts (scripts/vm/run-guest.sh -a ...): quick, and
 # build=DIR to run /src/DIR/utgtd instead of /src/build/utgtd.
+. /src/tests/vm/lib/rdma.sh
 
-GUEST_IP=10.0.2.15
 SRP_PORT=5555
 SRP_PORT2=5556
 BUILD_DIR=build
@@ -20,16 +20,12 @@ SRP_IMG=/var/tmp/srp0.img # ext4 root: fileio wants a real filesystem
 SRP_MB=256
 UTGTD_PID=
 
-# rxe0 on eth0, the RDMA/CM user-space interface and the SRP initiator.
+# rxe0 on eth0, the RDMA/CM user-space interface and the SRP initiator (ib_srp with the
+# module parameters given).
 rxe_up() {
-	modprobe rdma_rxe
-	modprobe -a rdma_ucm ib_uverbs sd_mod sg
 	modprobe ib_srp "$@"
-	rdma link add rxe0 type rxe netdev eth0
-	wait_until 60 "rxe0 ACTIVE" eval 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+	rxe_link_up
 	wait_until 60 "srp-rxe0-1" test -e /sys/class/infiniband_srp/srp-rxe0-1/add_target
-	RXE_GID=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
-	say "rxe0 active, port GID $RXE_GID"
 }
 
 # The scst.conf the seed's users write, with rxe0's GID as the TARGET name.  write_conf nullio:
@@ -70,8 +66,6 @@ TARGET_DRIVER ib_srpt {
 }
 EOF
 }
-
-listening() { rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q ":$1\b"; }
 
 utgtd_start() {
 	"$UTGTD" --check -c "$SRP_CONF" >/dev/null || fail "utgtd --check refused $SRP_CONF"
