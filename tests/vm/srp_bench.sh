@@ -8,6 +8,7 @@
 # both channels carrying commands (bench's per-path counts and utgtd's per-channel counts).
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
+. /src/tests/vm/lib/bench.sh
 on_fail() { srp_on_fail; }
 trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 BENCH=/src/$BUILD_DIR/utgt-bench
@@ -20,25 +21,6 @@ write_conf
 utgtd_start
 line=$(srp_line "$GUEST_IP:$SRP_PORT")
 T="srp:$line"
-
-# bench NAME ARGS...: one run, JSON in /tmp/NAME.json, prints "MB/s read write"
-bench() {
-	local name=$1
-	shift
-	"$BENCH" --name="$name" --output-format=json --output="/tmp/$name.json" "$@" ||
-		{ tail -30 "/tmp/$name.json" 2>/dev/null; fail "utgt-bench $name exited non-zero"; }
-	python3 - "/tmp/$name.json" <<'PY' || fail "utgt-bench $name reported an error"
-import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-if j["error"]:
-    sys.exit(1)
-v = j.get("verify", {})
-if v.get("enabled") and v.get("errors"):
-    print("verify errors:", v)
-    sys.exit(1)
-print(f"{j['read']['bw_bytes'] / 1e6:.1f} {j['write']['bw_bytes'] / 1e6:.1f}")
-PY
-}
 
 step "verified random writes, 4 KiB to 256 KiB (immediate data and RDMA READ), then reads"
 for bs in 4k 64k 256k; do

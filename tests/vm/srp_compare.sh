@@ -10,6 +10,7 @@
 # Arguments: quick (shorter runs), build=DIR.
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
+. /src/tests/vm/lib/compare.sh
 on_fail() { srp_on_fail; }
 trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 RUNTIME=$([ "$QUICK" = 1 ] && echo 8 || echo 20)
@@ -23,47 +24,16 @@ rm -f "$SRP_IMG"
 dd if=/dev/urandom of="$SRP_IMG" bs=1M count="$SRP_MB" status=none # real data to read
 sync
 
-# fio_bw NAME ARGS...: one time-based job on $DEV; prints "MB/s IOPS".
-fio_bw() {
-	local name=$1
-	shift
-	echo 3 >/proc/sys/vm/drop_caches
-	fio --name="$name" --filename="$DEV" --direct=1 --ioengine=libaio --time_based \
-		--runtime="$RUNTIME" --ramp_time=2 --output-format=json \
-		--output="/tmp/fio-$name.json" "$@" >/dev/null || fail "fio $name failed"
-	python3 - "/tmp/fio-$name.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-if j["error"]:
-    sys.exit(1)
-d = j["read"] if j["read"]["io_bytes"] else j["write"]
-print(f"{d['bw_bytes'] / 1e6:.1f} {d['iops']:.0f}")
-PY
-}
-
-# measure LABEL: the three jobs on $DEV, appended to the results.
-declare -A R
-measure() {
-	local l=$1 v
-	v=$(fio_bw "$l-sr" --rw=read --bs=1M --iodepth=8) || fail "$l seq read"
-	R[$l,sr]=${v% *}
-	v=$(fio_bw "$l-sw" --rw=write --bs=1M --iodepth=8) || fail "$l seq write"
-	R[$l,sw]=${v% *}
-	v=$(fio_bw "$l-rr" --rw=randread --bs=4k --iodepth=16) || fail "$l rand read"
-	R[$l,rr]=${v#* }
-	say "$l: seq read ${R[$l,sr]} MB/s, seq write ${R[$l,sw]} MB/s, 4k rand read ${R[$l,rr]} IOPS"
-}
-
 step "utgtd ib_srpt (build: $BUILD_DIR)"
 write_conf
 utgtd_start
 srp_add "$(srp_line "$GUEST_IP:$SRP_PORT")" 0000000000000001
 DEV=$(srp_disk "$(srp_hosts | tail -1)")
-measure utgtd
+measure utgtd "$DEV"
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 60 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
+wait_until 30 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
 utgtd_stop
-wait_until 60 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
 
 step "LIO ib_srpt on the same file"
 modprobe -q configfs || true
@@ -89,37 +59,21 @@ for ini in "$GUEST_IP" "$GUID" "0x00000000000000010${GUID//:/}" "0x0000000000000
 	(cd "$tpg/acls/$ini/lun_0" && ln -s ../../../lun/lun_0 .)
 done
 echo 1 >$tpg/enable
-wait_until 60 "LIO listening on :$LIO_PORT" listening $LIO_PORT
+wait_until 20 "LIO listening on :$LIO_PORT" listening $LIO_PORT
 srp_add "id_ext=${GUID//:/},ioc_guid=${GUID//:/},dest=$GUEST_IP:$LIO_PORT" 0000000000000001
 DEV=$(srp_disk "$(srp_hosts | tail -1)")
-measure lio
+measure lio "$DEV"
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 60 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
 echo 0 >$tpg/enable
 
 step "perftest on the same link"
-port=18600
-perf() { # TOOL SIZE ITERS: average MB/s
-	local tool=$1 out srv rc=0 line
-	port=$((port + 1))
-	timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F >"/tmp/$tool.srv" 2>&1 &
-	srv=$!
-	wait_until 60 "$tool server" listening "$port"
-	out=$(timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F "$GUEST_IP" 2>&1) ||
-		rc=$?
-	wait $srv || true
-	[ $rc = 0 ] || { echo "$out"; fail "$tool exited $rc"; }
-	line=$(awk -v s="$2" '$1 == s && NF >= 5' <<<"$out" | tail -1)
-	[ -n "$line" ] || { echo "$out"; fail "$tool printed no result"; }
-	awk '{printf "%.1f\n", $4 * 1.048576}' <<<"$line" # MiB/s -> MB/s
-}
 PERF_N=$([ "$QUICK" = 1 ] && echo 200 || echo 600)
 R[perf,read]=$(perf ib_read_bw 1048576 "$PERF_N")
 R[perf,write]=$(perf ib_write_bw 1048576 "$PERF_N")
 say "perftest 1 MiB: ib_read_bw ${R[perf,read]} MB/s, ib_write_bw ${R[perf,write]} MB/s"
 
 step "table"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 {
 	echo "SRP over soft-RoCE (rxe0 loopback), one guest ($(nproc) vCPU, TCG), $RUNTIME s per job"
 	echo "initiator: Linux $(uname -r) ib_srp, ch_count=2, immediate data; fio libaio direct"

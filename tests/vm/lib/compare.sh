@@ -1,0 +1,71 @@
+# Throughput helpers shared by the comparison guest tests (tests/vm/srp_compare.sh,
+# tests/vm/iser_compare.sh): the same fio jobs on a block device for every target, perftest on
+# the same soft-RoCE link as the ceiling, ratios and medians.  Source after common.sh and
+# rdma.sh.  Under TCG only ratios measured in one guest mean anything.
+#
+# The caller sets RUNTIME (seconds per fio job) and reads the results from R[LABEL,sr] (1 MiB
+# sequential read MB/s, QD8), R[LABEL,sw] (1 MiB sequential write MB/s, QD8) and R[LABEL,rr]
+# (4 KiB random read IOPS, QD16).
+declare -A R
+
+# fio_bw NAME DEV ARGS...: one time-based job on DEV; prints "MB/s IOPS".
+fio_bw() {
+	local name=$1 dev=$2
+	shift 2
+	echo 3 >/proc/sys/vm/drop_caches
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --time_based \
+		--runtime="$RUNTIME" --ramp_time=2 --output-format=json \
+		--output="/tmp/fio-$name.json" "$@" >/dev/null || fail "fio $name failed"
+	python3 - "/tmp/fio-$name.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+if j["error"]:
+    sys.exit(1)
+d = j["read"] if j["read"]["io_bytes"] else j["write"]
+print(f"{d['bw_bytes'] / 1e6:.1f} {d['iops']:.0f}")
+PY
+}
+
+# measure LABEL DEV: the three jobs on DEV, into R[LABEL,sr|sw|rr].
+measure() {
+	local l=$1 dev=$2 v
+	v=$(fio_bw "$l-sr" "$dev" --rw=read --bs=1M --iodepth=8) || fail "$l seq read"
+	R[$l,sr]=${v% *}
+	v=$(fio_bw "$l-sw" "$dev" --rw=write --bs=1M --iodepth=8) || fail "$l seq write"
+	R[$l,sw]=${v% *}
+	v=$(fio_bw "$l-rr" "$dev" --rw=randread --bs=4k --iodepth=16) || fail "$l rand read"
+	R[$l,rr]=${v#* }
+	say "$l: seq read ${R[$l,sr]} MB/s, seq write ${R[$l,sw]} MB/s, 4k rand read ${R[$l,rr]} IOPS"
+}
+
+# perf TOOL SIZE ITERS: perftest server and client on rxe0 over RDMA/CM (a distinct port per
+# run, kept in a file since callers run it in $(...); a timeout around both ends); prints the
+# average MB/s.
+perf() {
+	local tool=$1 out srv rc=0 line port
+	port=$(($(cat /tmp/perf-port 2>/dev/null || echo 18600) + 1))
+	echo "$port" >/tmp/perf-port
+	timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F >"/tmp/$tool.srv" 2>&1 &
+	srv=$!
+	wait_until 30 "$tool server" listening "$port"
+	out=$(timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F "$GUEST_IP" 2>&1) ||
+		rc=$?
+	wait $srv || true
+	[ $rc = 0 ] || { echo "$out"; fail "$tool exited $rc"; }
+	line=$(awk -v s="$2" '$1 == s && NF >= 5' <<<"$out" | tail -1)
+	[ -n "$line" ] || { echo "$out"; fail "$tool printed no result"; }
+	awk '{printf "%.1f\n", $4 * 1.048576}' <<<"$line" # MiB/s -> MB/s
+}
+
+# ratio A B: A / B to two decimals, "-" when B is missing or zero.
+ratio() {
+	awk -v a="${1:-}" -v b="${2:-}" \
+		'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+}
+
+# median VALUES...: the middle value (the mean of the two middle ones for an even count).
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+		      else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
