@@ -211,9 +211,10 @@ utgtd_start() {
 	mkdir -p "$ISER_DIR/state"
 	"$UTGTD" -f -c "$ISER_DIR/utgtd.conf" --state-dir "$ISER_DIR/state" >>"$ISER_LOG" 2>&1 &
 	UTGTD_PID=$!
-	# It either listens or exits: wait for the first portal or its death, whichever comes.
+	# It either listens or exits: wait for the first portal or its death, whichever comes
+	# (iser_start then says which portal has no listener).
 	utgtd_up_or_dead() { listener_up "$1" || ! kill -0 "$UTGTD_PID" 2>/dev/null; }
-	wait_until 20 "utgtd listening on $1 or exiting" utgtd_up_or_dead "$1"
+	(wait_until 20 "utgtd listening on $1 or exiting" utgtd_up_or_dead "$1") 2>/dev/null || true
 	if ! kill -0 "$UTGTD_PID" 2>/dev/null; then
 		tail -20 "$ISER_LOG" >&2
 		UTGTD_PID=
