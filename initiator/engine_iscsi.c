@@ -161,8 +161,19 @@ static void teardown(struct iscsi_path *p, bool abortive)
 }
 
 /* What libiscsi 1.19's iSER transport cannot do, refused before anything connects. */
-static bool iser_opts_ok(const struct ub_eng_opts *o, char *err, size_t errlen)
+static bool iser_opts_ok(const struct ub_iscsi_url *u, const struct ub_eng_opts *o, char *err,
+			 size_t errlen)
 {
+	if (u->user[0]) {
+		/* Seen in the guest against LIO's ib_isert and utgtd alike: after the CHAP
+		 * challenge the next login response fails libiscsi's own receive (work request
+		 * status 2, local QP operation error) and the login dies with "CQ handle Failed". */
+		snprintf(err, errlen,
+			 "CHAP is not available over iser://: libiscsi 1.19's iSER transport fails "
+			 "the login after the CHAP challenge (against any target); use iscsi:// or "
+			 "a kernel initiator for CHAP over iSER");
+		return false;
+	}
 	if (o->max_io_bytes > UB_ISER_MAX_XFER) {
 		snprintf(
 		    err, errlen,
@@ -212,7 +223,7 @@ static struct ub_epath *isc_create(const char *target, const struct ub_eng_opts 
 		free(p);
 		return NULL;
 	}
-	if (p->url.iser && !iser_opts_ok(o, err, errlen)) {
+	if (p->url.iser && !iser_opts_ok(&p->url, o, err, errlen)) {
 		free(p);
 		return NULL;
 	}

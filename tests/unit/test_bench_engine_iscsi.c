@@ -211,6 +211,9 @@ Test(bench_engine_iscsi, iser_limits_are_refused_up_front)
 	cr_assert_null(ub_engine_iscsi.create(url, &o, err, sizeof(err)));
 	cr_assert(strstr(err, "initial-r2t"), "%s", err);
 	o = opts();
+	cr_assert_null(ub_engine_iscsi.create("iser://u%secret123456@127.0.0.1/iqn.a/0", &o, err,
+					      sizeof(err)));
+	cr_assert(strstr(err, "CHAP is not available over iser://"), "%s", err);
 	o.max_io_bytes = 256 * 1024; /* the largest libiscsi moves */
 	p = ub_engine_iscsi.create(url, &o, err, sizeof(err));
 	cr_assert_not_null(p, "%s", err);
