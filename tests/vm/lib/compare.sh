@@ -57,10 +57,11 @@ perf() {
 	awk '{printf "%.1f\n", $4 * 1.048576}' <<<"$line" # MiB/s -> MB/s
 }
 
-# ratio A B: A / B to two decimals, "-" when B is missing or zero.
+# ratio A B: A / B to two decimals, "-" when either is missing (not a number) or B is zero.
 ratio() {
-	awk -v a="${1:-}" -v b="${2:-}" \
-		'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+	awk -v a="${1:-}" -v b="${2:-}" 'BEGIN {
+		num = "^[0-9]+([.][0-9]+)?$"
+		if (a ~ num && b ~ num && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
 }
 
 # median VALUES...: the middle value (the mean of the two middle ones for an even count).
