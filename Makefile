@@ -131,9 +131,10 @@ vmtest: vm-image $(VM_TARGET_DEP)
 	@scripts/vm/vmtest.sh $(T)
 
 # The short subset meant for `make test`: open-iscsi login, mkfs, fio verify, one multipath
-# failover, and LIO serving a utgtd DEVICE through the TCMU ring (tcm_loop /dev/sdX).
+# failover, the same login and verify over iSER (ib_iser on soft-RoCE), and LIO serving a
+# utgtd DEVICE through the TCMU ring (tcm_loop /dev/sdX).
 vmtest-quick: vm-image $(VM_TARGET_DEP)
-	@scripts/vm/vmtest.sh --quick iscsi_login multipath tcmu
+	@scripts/vm/vmtest.sh --quick iscsi_login multipath iser_login tcmu
 
 # The multipath lab (scripts/lab/): network namespaces joined by shaped veth paths, utgtd (and
 # Debian's tgtd) in one, utgt-bench in the other.  Needs root.  `make lab` runs the campaign
