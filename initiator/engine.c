@@ -16,9 +16,11 @@ uint64_t ub_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* fio's engines that move blocks through the kernel: the block engine serves them all (sg,
+ * io_uring_cmd and xnvme reach a device node the same way, without their pass-through). */
 static const char *const kernel_engines[] = {
-    "libaio",  "io_uring", "psync", "sync", "pvsync",
-    "pvsync2", "posixaio", "vsync", "mmap", "block",
+    "libaio", "io_uring", "psync", "sync",	   "pvsync", "pvsync2", "posixaio",
+    "vsync",  "mmap",	  "block", "io_uring_cmd", "xnvme",  "sg",
 };
 
 const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *filename, char *note,
@@ -39,6 +41,8 @@ const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *file
 				 "an iscsi:// or iser:// target");
 		return &ub_engine_iscsi;
 	}
+	if (!strcmp(ioengine, "null") || !strcmp(ioengine, "cpp_null"))
+		return &ub_engine_null;
 	if (!ioengine[0] || !strcmp(ioengine, "iscsi") || !strcmp(ioengine, "libiscsi")) {
 		if (ioengine[0]) {
 			snprintf(err, errlen,
@@ -52,8 +56,8 @@ const struct ub_engine *ub_engine_resolve(const char *ioengine, const char *file
 		kernel |= !strcmp(ioengine, kernel_engines[i]);
 	if (!kernel) {
 		snprintf(err, errlen,
-			 "ioengine=%s is not available (engines: iscsi, block; fio's kernel "
-			 "engines map to block); override with --ioengine=",
+			 "ioengine=%s is not available (engines: iscsi, srp, block, null; fio's "
+			 "kernel engines map to block); override with --ioengine=",
 			 ioengine);
 		return NULL;
 	}

@@ -23,10 +23,17 @@ enum ub_io_result {
 
 struct ub_epath;
 
+/* What a command does besides READ/WRITE.  Engines without native_ops get FLUSH and TRIM as
+ * pass-through CDBs (SYNCHRONIZE CACHE(16), UNMAP) built by multipath. */
+enum ub_op { UB_OP_RW, UB_OP_FLUSH, UB_OP_TRIM };
+
 struct ub_io {
 	/* Request.  cdb_len > 0 makes it a pass-through data-in command (INQUIRY, RTPG...) of
 	 * xfer_len bytes into iov; otherwise a READ(16)/WRITE(16) of nblocks at lba. */
 	bool write;
+	uint8_t op;	 /* enum ub_op */
+	bool fua;	 /* write through the cache (fio's sync=1) */
+	uint16_t ioprio; /* io_uring priority (block engine), 0: none */
 	uint64_t lba;
 	uint32_t nblocks;
 	struct iovec *iov;
@@ -41,6 +48,7 @@ struct ub_io {
 	uint8_t status; /* SCSI status byte when result is UB_IO_SCSI_ERROR */
 	uint8_t sense_key, asc, ascq;
 	uint32_t residual;
+	int sys_errno; /* the kernel's error, block engine */
 	/* Engine scratch. */
 	struct ub_epath *eng_path;
 	void *eng_task;
@@ -63,10 +71,15 @@ struct ub_eng_opts {
 	/* block engine */
 	bool direct;
 	unsigned queue_depth;
+	bool sqpoll, registerfiles, nonvectored, hipri;
+	unsigned submit_batch; /* hand SQEs to the kernel every this many (0: once per round) */
+	int sqpoll_cpu;
+	uint64_t null_size; /* null engine: the size it pretends to have */
 };
 
 struct ub_engine {
 	const char *name;
+	bool native_ops; /* submits UB_OP_FLUSH/UB_OP_TRIM itself */
 	/* Prepare a path to target; no I/O yet.  NULL and a reason in err on a bad target. */
 	struct ub_epath *(*create)(const char *target, const struct ub_eng_opts *o, char *err,
 				   size_t errlen);
@@ -91,6 +104,7 @@ struct ub_engine {
 extern const struct ub_engine ub_engine_iscsi;
 extern const struct ub_engine ub_engine_block;
 extern const struct ub_engine ub_engine_srp; /* srp: targets, initiator/engine_srp.c */
+extern const struct ub_engine ub_engine_null; /* ioengine=null: no I/O (fio's null) */
 
 /* Choose the engine for a job: an iscsi:// filename means iSCSI whatever ioengine says;
  * the kernel engines fio users name (libaio, io_uring, psync, sync...) mean the block engine.

@@ -1,6 +1,9 @@
 /* Block engine: io_uring on a block device or a file, O_DIRECT unless direct=0.  For LUNs a
  * kernel initiator attached (/dev/sdX) and for local baselines.  No SCSI pass-through: the
- * kernel owns the SCSI layer there, so multipath checks are not available on this engine. */
+ * kernel owns the SCSI layer there, so multipath checks are not available on this engine.
+ * Flushes are fsync, trims punch holes (files) or discard (devices, through fallocate), sync
+ * writes carry RWF_DSYNC, priorities go in the SQE; fio's io_uring options sqthread_poll,
+ * registerfiles and nonvectored map to the ring's setup. */
 #include "initiator/engine.h"
 
 #include <errno.h>
@@ -114,7 +117,23 @@ static int blk_connect(struct ub_epath *ep)
 		blk_close(p);
 		return -1;
 	}
-	rc = io_uring_queue_init(p->depth, &p->ring, 0);
+	{
+		struct io_uring_params par = {0};
+		if (p->o.sqpoll) {
+			par.flags |= IORING_SETUP_SQPOLL;
+			par.sq_thread_idle = 1000;
+			if (p->o.sqpoll_cpu >= 0) {
+				par.flags |= IORING_SETUP_SQ_AFF;
+				par.sq_thread_cpu = (unsigned)p->o.sqpoll_cpu;
+			}
+		}
+		rc = io_uring_queue_init_params(p->depth, &p->ring, &par);
+	}
+	if (rc >= 0 && (p->o.registerfiles || p->o.sqpoll)) {
+		rc = io_uring_register_files(&p->ring, &p->fd, 1);
+		if (rc < 0)
+			io_uring_queue_exit(&p->ring);
+	}
 	if (rc < 0) {
 		snprintf(p->err, sizeof(p->err), "io_uring setup failed: %s", strerror(-rc));
 		blk_close(p);
@@ -130,7 +149,10 @@ static void complete(struct block_path *p, struct ub_io *io, int res)
 
 	p->inflight--;
 	io->residual = 0;
-	if (res < 0) {
+	io->sys_errno = res < 0 ? -res : 0;
+	if (res >= 0 && io->op != UB_OP_RW) {
+		io->result = UB_IO_OK;
+	} else if (res < 0) {
 		io->result = UB_IO_SCSI_ERROR;
 		io->status = 2; /* CHECK CONDITION-like: the kernel reported an I/O error */
 		io->sense_key = res == -EIO ? 3 : 4;
@@ -227,12 +249,13 @@ static int blk_submit(struct ub_epath *ep, struct ub_io *io)
 	struct block_path *p = B(ep);
 	struct io_uring_sqe *sqe;
 	off_t off;
+	int fd;
 
 	if (io->cdb_len)
 		return -ENOTSUP;
 	if (!p->ring_ok)
 		return -EAGAIN;
-	if (io->lba + io->nblocks > p->nblocks)
+	if (io->op != UB_OP_FLUSH && io->lba + io->nblocks > p->nblocks)
 		return -EINVAL;
 	sqe = io_uring_get_sqe(&p->ring);
 	if (!sqe) {
@@ -243,16 +266,37 @@ static int blk_submit(struct ub_epath *ep, struct ub_io *io)
 			return -EBUSY;
 	}
 	off = (off_t)(io->lba * p->block_size);
-	if (io->write)
-		io_uring_prep_writev(sqe, p->fd, io->iov, (unsigned)io->iovcnt, (uint64_t)off);
+	fd = p->o.registerfiles || p->o.sqpoll ? 0 : p->fd;
+	if (io->op == UB_OP_FLUSH)
+		io_uring_prep_fsync(sqe, fd, 0);
+	else if (io->op == UB_OP_TRIM)
+		io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					(uint64_t)off, (uint64_t)io->nblocks * p->block_size);
+	else if (p->o.nonvectored && io->iovcnt == 1 && io->write)
+		io_uring_prep_write(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len,
+				    (uint64_t)off);
+	else if (p->o.nonvectored && io->iovcnt == 1)
+		io_uring_prep_read(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len,
+				   (uint64_t)off);
+	else if (io->write)
+		io_uring_prep_writev(sqe, fd, io->iov, (unsigned)io->iovcnt, (uint64_t)off);
 	else
-		io_uring_prep_readv(sqe, p->fd, io->iov, (unsigned)io->iovcnt, (uint64_t)off);
+		io_uring_prep_readv(sqe, fd, io->iov, (unsigned)io->iovcnt, (uint64_t)off);
+	if (fd != p->fd)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	if (io->op == UB_OP_RW && io->write && io->fua)
+		sqe->rw_flags = RWF_DSYNC;
+	sqe->ioprio = io->ioprio;
 	io_uring_sqe_set_data(sqe, io);
 	io->eng_path = ep;
 	p->inflight++;
-	/* Batch: the SQEs of one event-loop round go to the kernel in one io_uring_submit()
-	 * from pollfd(), just before the loop sleeps. */
-	p->unsubmitted++;
+	/* Batch: every submit_batch SQEs go to the kernel at once (fio's iodepth_batch_submit,
+	 * 1 by default: one io_uring_submit per I/O, as fio does); the rest of a round's go in
+	 * one io_uring_submit() from pollfd(), just before the loop sleeps. */
+	if (++p->unsubmitted >= p->o.submit_batch && p->o.submit_batch) {
+		io_uring_submit(&p->ring);
+		p->unsubmitted = 0;
+	}
 	return 0;
 }
 
@@ -269,6 +313,7 @@ static unsigned blk_inflight(struct ub_epath *ep)
 
 const struct ub_engine ub_engine_block = {
     .name = "block",
+    .native_ops = true,
     .create = blk_create,
     .destroy = blk_destroy,
     .connect = blk_connect,

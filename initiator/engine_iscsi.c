@@ -664,10 +664,13 @@ static int send_now(struct iscsi_path *p, struct ub_io *io)
 
 	if (io->cdb_len) {
 		task = scsi_create_task(io->cdb_len, io->cdb,
-					io->xfer_len ? SCSI_XFER_READ : SCSI_XFER_NONE,
+					!io->xfer_len ? SCSI_XFER_NONE
+					: io->write   ? SCSI_XFER_WRITE
+						      : SCSI_XFER_READ,
 					(int)io->xfer_len);
 	} else {
 		ub_cdb_rw16(cdb, io->write, io->lba, io->nblocks);
+		cdb[1] |= io->fua ? 0x08 : 0;
 		task = scsi_create_task(16, cdb, io->write ? SCSI_XFER_WRITE : SCSI_XFER_READ,
 					(int)(io->nblocks * p->block_size));
 	}

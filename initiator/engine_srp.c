@@ -326,6 +326,7 @@ static int send_cmd(struct srp_path *p, unsigned s, struct ub_io *io)
 		bytes = io->xfer_len;
 	} else {
 		ub_cdb_rw16(cdb, io->write, io->lba, io->nblocks);
+		cdb[1] |= io->fua ? 0x08 : 0;
 		b.cdb_len = 16;
 		bytes = io->nblocks * p->block_size;
 	}

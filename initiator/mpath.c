@@ -171,8 +171,34 @@ static void dispatch(struct ub_mpath *m, struct ub_mio *mio)
 	p->inflight++;
 }
 
+/* Flushes and trims go to engines without native support as SYNCHRONIZE CACHE(16) and UNMAP. */
+static void ops_as_cdbs(struct ub_mpath *m, struct ub_mio *mio)
+{
+	struct ub_io *io = &mio->io;
+
+	if (m->eng->native_ops || io->op == UB_OP_RW || io->cdb_len)
+		return;
+	if (io->op == UB_OP_FLUSH) {
+		ub_cdb_sync16(io->cdb, 0, 0);
+		io->cdb_len = 16;
+		io->xfer_len = 0;
+		io->write = false;
+		io->iovcnt = 0;
+		return;
+	}
+	ub_cdb_unmap(io->cdb, mio->param, io->lba, io->nblocks);
+	io->cdb_len = 10;
+	mio->param_iov.iov_base = mio->param;
+	mio->param_iov.iov_len = sizeof(mio->param);
+	io->iov = &mio->param_iov;
+	io->iovcnt = 1;
+	io->xfer_len = sizeof(mio->param);
+	io->write = true;
+}
+
 void ub_mpath_submit(struct ub_mpath *m, struct ub_mio *mio)
 {
+	ops_as_cdbs(m, mio);
 	mio->mp = m;
 	mio->tries = 0;
 	mio->path = -1;

@@ -26,6 +26,8 @@ struct ub_mio {
 	uint64_t wait_since_ns; /* waiting for any path since (no-path timeout) */
 	uint64_t not_before_ns; /* delayed retry (BUSY, ALUA transitioning) */
 	char errmsg[200];	/* why it failed, when io.result != UB_IO_OK in done() */
+	uint8_t param[24];	/* UNMAP parameter list when a trim goes as a CDB */
+	struct iovec param_iov;
 	struct ub_mio *next;
 	struct ub_mpath *mp;
 };

@@ -226,6 +226,48 @@ void ub_cdb_rw16(uint8_t cdb[16], bool write, uint64_t lba, uint32_t nblocks)
 	put_be32(cdb + 10, nblocks);
 }
 
+void ub_cdb_sync16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = 0x91; /* SYNCHRONIZE CACHE(16); 0 blocks: to the end of the LU */
+	put_be32(cdb + 2, (uint32_t)(lba >> 32));
+	put_be32(cdb + 6, (uint32_t)lba);
+	put_be32(cdb + 10, nblocks);
+}
+
+void ub_cdb_unmap(uint8_t cdb[10], uint8_t param[24], uint64_t lba, uint32_t nblocks)
+{
+	memset(cdb, 0, 10);
+	memset(param, 0, 24);
+	cdb[0] = 0x42;
+	cdb[8] = 24; /* parameter list length */
+	param[1] = 22; /* UNMAP data length */
+	param[3] = 16; /* one block descriptor */
+	put_be32(param + 8, (uint32_t)(lba >> 32));
+	put_be32(param + 12, (uint32_t)lba);
+	put_be32(param + 16, nblocks);
+}
+
+void ub_cdb_verify16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks, int bytchk)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = 0x8f;
+	cdb[1] = (uint8_t)((bytchk & 3) << 1);
+	put_be32(cdb + 2, (uint32_t)(lba >> 32));
+	put_be32(cdb + 6, (uint32_t)lba);
+	put_be32(cdb + 10, nblocks);
+}
+
+void ub_cdb_write_same16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks, bool ndob)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = 0x93;
+	cdb[1] = ndob ? 0x01 : 0;
+	put_be32(cdb + 2, (uint32_t)(lba >> 32));
+	put_be32(cdb + 6, (uint32_t)lba);
+	put_be32(cdb + 10, nblocks);
+}
+
 void ub_cdb_readcap16(uint8_t cdb[16], uint32_t alloc)
 {
 	memset(cdb, 0, 16);

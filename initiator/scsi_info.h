@@ -68,6 +68,12 @@ void ub_cdb_inquiry_vpd(uint8_t cdb[6], uint8_t page, uint16_t alloc);
 void ub_cdb_rtpg(uint8_t cdb[12], uint32_t alloc);
 void ub_cdb_rw16(uint8_t cdb[16], bool write, uint64_t lba, uint32_t nblocks);
 void ub_cdb_readcap16(uint8_t cdb[16], uint32_t alloc);
+void ub_cdb_sync16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks);
+/* UNMAP with its 24-byte parameter list (one descriptor). */
+void ub_cdb_unmap(uint8_t cdb[10], uint8_t param[24], uint64_t lba, uint32_t nblocks);
+/* VERIFY(16): bytchk 0 (medium only), 1 (compare each block), 3 (one block against all). */
+void ub_cdb_verify16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks, int bytchk);
+void ub_cdb_write_same16(uint8_t cdb[16], uint64_t lba, uint32_t nblocks, bool ndob);
 
 const char *ub_sense_key_str(int key);
 /* "Authentication failure" etc. for an iSCSI login status (class << 8 | detail). */
