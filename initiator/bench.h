@@ -11,14 +11,15 @@
 #include "initiator/mpath.h"
 #include "initiator/results.h"
 
-enum ub_outfmt { UB_OUT_NORMAL, UB_OUT_JSON };
+/* --output-format: any combination, printed in this order. */
+enum ub_outfmt { UB_OUT_NORMAL = 1, UB_OUT_TERSE = 2, UB_OUT_JSON = 4, UB_OUT_JSONPLUS = 8 };
 
 struct ub_bench {
 	char *paths[UB_MAX_PATHS]; /* --paths, owned */
 	unsigned npaths;
 	struct ub_mpath_cfg mp;
 	char initiator[224];
-	enum ub_outfmt fmt;
+	unsigned fmt; /* enum ub_outfmt bits */
 	char output[256];
 	char preset[32];
 	unsigned sweep[UB_MAX_PATHS];
@@ -28,6 +29,10 @@ struct ub_bench {
 	int progress; /* -1 auto (terminal only), 0 never, 1 always */
 	unsigned cdm_passes;
 	bool show_help, show_version;
+	bool parse_only;
+	char *sections[32]; /* --section: run only these jobs (fio's) */
+	unsigned nsections;
+	char filename_check[1024]; /* --filename given with --paths */
 	struct ub_joblist jobs;
 };
 
@@ -62,6 +67,7 @@ struct ub_exec {
 	void *tick_arg;
 	volatile sig_atomic_t *stop;
 	uint64_t size_override; /* bytes for a read-back phase (rados seq), 0: none */
+	unsigned log_index;	/* fio's job number for log names, from 1 */
 };
 
 /* Run one job (one numjobs clone) to the end.  res must be ub_res_init()ed.  Returns 0, or

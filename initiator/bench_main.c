@@ -5,7 +5,7 @@
 #include "initiator/presets.h"
 #include "initiator/report.h"
 #include "initiator/runner.h"
-#include "scsi/attr.h"
+#include "initiator/diag.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -59,18 +59,33 @@ static void header(FILE *out, const struct ub_bench *b, const struct ub_joblist 
 	free(gid);
 }
 
+/* Per-second bw and iops logs (with log_avg_msec the job wrote them itself, iolog.c). */
 static void bw_logs(const struct ub_run *run, const struct ub_joblist *jobs)
 {
 	for (unsigned i = 0; i < run->nres; i++) {
-		const char *prefix = NULL;
+		const struct ub_job *j = NULL;
 		char err[600];
-		for (unsigned k = 0; k < jobs->n && !prefix; k++)
-			if (!strcmp(jobs->jobs[k].name, run->res[i].name) &&
-			    jobs->jobs[k].bw_log[0])
-				prefix = jobs->jobs[k].bw_log;
-		if (prefix && !ub_write_bw_log(prefix, i, &run->res[i], err, sizeof(err)))
+		for (unsigned k = 0; k < jobs->n && !j; k++)
+			if (!strcmp(jobs->jobs[k].name, run->res[i].name))
+				j = &jobs->jobs[k];
+		if (!j || j->log_avg_msec)
+			continue;
+		if (j->bw_log[0] && !ub_write_bw_log(j->bw_log, i, &run->res[i], err, sizeof(err)))
 			fprintf(stderr, "utgt-bench: bw log: %s\n", err);
+		if (j->iops_log[0] &&
+		    !ub_write_iops_log(j->iops_log, i, &run->res[i], err, sizeof(err)))
+			fprintf(stderr, "utgt-bench: iops log: %s\n", err);
 	}
+}
+
+static void report(FILE *out, const struct ub_run *run, const struct ub_bench *b)
+{
+	if (b->fmt & UB_OUT_NORMAL)
+		ub_report_text(out, run, b);
+	if (b->fmt & UB_OUT_TERSE)
+		ub_report_terse(out, run);
+	if (b->fmt & (UB_OUT_JSON | UB_OUT_JSONPLUS))
+		ub_report_json(out, run, b);
 }
 
 static int run_normal(FILE *out, const struct ub_bench *b)
@@ -78,14 +93,11 @@ static int run_normal(FILE *out, const struct ub_bench *b)
 	struct ub_run run;
 	int rc;
 
-	if (b->fmt == UB_OUT_NORMAL)
+	if (b->fmt & UB_OUT_NORMAL)
 		header(out, b, &b->jobs);
 	rc = ub_run_jobs(b, &b->jobs, b->paths, b->npaths, NULL, &run);
 	print_errors(&run);
-	if (b->fmt == UB_OUT_JSON)
-		ub_report_json(out, &run, b);
-	else
-		ub_report_text(out, &run, b);
+	report(out, &run, b);
 	bw_logs(&run, &b->jobs);
 	ub_run_free(&run);
 	return rc;
@@ -117,8 +129,8 @@ static int run_cdm(FILE *out, const struct ub_bench *b)
 		}
 		ub_run_free(&run);
 	}
-	if (b->fmt == UB_OUT_JSON)
-		ub_report_json(out, &best, b);
+	if (b->fmt & (UB_OUT_JSON | UB_OUT_JSONPLUS | UB_OUT_TERSE))
+		report(out, &best, b);
 	else
 		ub_report_cdm(out, best.res, best.nres,
 			      b->npaths ? b->paths[0] : (b->jobs.n ? b->jobs.jobs[0].filename : ""),
@@ -237,7 +249,7 @@ int main(int argc, char **argv)
 {
 	struct ub_bench b;
 	enum ub_preset preset;
-	struct diag d = {0};
+	struct ub_diag d = {0};
 	struct sigaction sa = {0};
 	FILE *out = stdout;
 	int rc;
@@ -255,6 +267,11 @@ int main(int argc, char **argv)
 	}
 	if (b.show_version) {
 		printf("%s\n", VERSION);
+		ub_bench_free(&b);
+		return 0;
+	}
+	if (b.parse_only) {
+		/* fio's --parse-only: the job file is valid (warnings were printed) */
 		ub_bench_free(&b);
 		return 0;
 	}

@@ -1,7 +1,7 @@
 /* Command-line parsing. */
 #include "initiator/cli.h"
 #include "initiator/units.h"
-#include "scsi/attr.h"
+#include "initiator/diag.h"
 
 #include <iscsi/iscsi.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@ void ub_bench_defaults(struct ub_bench *b)
 	b->mp.eng.io_timeout_s = 30;
 	b->mp.eng.connect_timeout_ms = 5000;
 	b->progress = -1;
+	b->fmt = UB_OUT_NORMAL;
 	b->cdm_passes = 1;
 	snprintf(b->sweep_plot, sizeof(b->sweep_plot), "utgt-bench-sweep.png");
 }
@@ -33,6 +34,9 @@ void ub_bench_free(struct ub_bench *b)
 	for (unsigned i = 0; i < b->npaths; i++)
 		free(b->paths[i]);
 	b->npaths = 0;
+	for (unsigned i = 0; i < b->nsections; i++)
+		free(b->sections[i]);
+	b->nsections = 0;
 	ub_joblist_free(&b->jobs);
 }
 
@@ -67,7 +71,8 @@ void ub_cli_usage(FILE *f)
 	    "\n"
 	    "Presets and output:\n"
 	    "  --preset=cdm|seed-rbd|rados-bench   --cdm-passes=N (1)\n"
-	    "  --output-format=normal|json --output=FILE --progress=auto|always|never\n"
+	    "  --output-format=normal,terse,json,json+ (any list) --output=FILE\n"
+	    "  --progress=auto|always|never  --parse-only (check job files)  --section=NAME\n"
 	    "  --help --version\n");
 }
 
@@ -111,7 +116,7 @@ static bool ms_opt(const char *v, unsigned *out)
 	return true;
 }
 
-static bool add_paths(struct ub_bench *b, const char *v, struct diag *d)
+static bool add_paths(struct ub_bench *b, const char *v, struct ub_diag *d)
 {
 	const char *p = v;
 
@@ -120,7 +125,7 @@ static bool add_paths(struct ub_bench *b, const char *v, struct diag *d)
 		size_t n = c ? (size_t)(c - p) : strlen(p);
 		if (n) {
 			if (b->npaths == UB_MAX_PATHS) {
-				diag_error(d, 0, "--paths: at most %d paths", UB_MAX_PATHS);
+				ub_diag_error(d, 0, "--paths: at most %d paths", UB_MAX_PATHS);
 				return false;
 			}
 			b->paths[b->npaths] = strndup(p, n);
@@ -131,13 +136,13 @@ static bool add_paths(struct ub_bench *b, const char *v, struct diag *d)
 		p = c ? c + 1 : p + n;
 	}
 	if (!b->npaths) {
-		diag_error(d, 0, "--paths: no path given");
+		ub_diag_error(d, 0, "--paths: no path given");
 		return false;
 	}
 	return true;
 }
 
-static bool sweep_list(struct ub_bench *b, const char *v, struct diag *d)
+static bool sweep_list(struct ub_bench *b, const char *v, struct ub_diag *d)
 {
 	char *dup = strdup(v), *save = NULL, *tok;
 	bool ok = true;
@@ -148,7 +153,7 @@ static bool sweep_list(struct ub_bench *b, const char *v, struct diag *d)
 		uint64_t n;
 		if (!ub_parse_uint(tok, &n) || !n || n > UB_MAX_PATHS ||
 		    b->nsweep == UB_MAX_PATHS) {
-			diag_error(d, 0, "--sweep-paths: bad path count '%s'", tok);
+			ub_diag_error(d, 0, "--sweep-paths: bad path count '%s'", tok);
 			ok = false;
 		} else {
 			b->sweep[b->nsweep++] = (unsigned)n;
@@ -156,15 +161,42 @@ static bool sweep_list(struct ub_bench *b, const char *v, struct diag *d)
 	}
 	free(dup);
 	if (ok && !b->nsweep) {
-		diag_error(d, 0, "--sweep-paths: empty list");
+		ub_diag_error(d, 0, "--sweep-paths: empty list");
 		ok = false;
 	}
 	return ok;
 }
 
+/* "normal,json+": fio takes a comma-separated list and prints each. */
+static bool output_formats(const char *v, unsigned *fmt)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (strlen(v) >= sizeof(buf))
+		return false;
+	strcpy(buf, v);
+	*fmt = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "normal"))
+			*fmt |= UB_OUT_NORMAL;
+		else if (!strcmp(tok, "json"))
+			*fmt |= UB_OUT_JSON;
+		else if (!strcmp(tok, "json+"))
+			*fmt |= UB_OUT_JSONPLUS;
+		else if (!strcmp(tok, "terse"))
+			*fmt |= UB_OUT_TERSE;
+		else
+			return false;
+	}
+	/* json+ is json with the histogram: one document, not two */
+	if (*fmt & UB_OUT_JSONPLUS)
+		*fmt &= ~(unsigned)UB_OUT_JSON;
+	return *fmt != 0;
+}
+
 /* 1: handled, 0: not a bench option, -1: bad value (reported). */
 static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key, const char *v,
-		     struct diag *d)
+		     struct ub_diag *d)
 {
 	char k[64];
 	size_t i;
@@ -176,11 +208,16 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 	k[i] = '\0';
 #define NEED_VAL                                                                                   \
 	if (!v || !*v) {                                                                           \
-		diag_error(d, 0, "--%s needs a value", key);                                       \
+		ub_diag_error(d, 0, "--%s needs a value", key);                                       \
 		return -1;                                                                         \
 	}
 	if (!strcmp(k, "help")) {
 		b->show_help = true;
+	} else if (!strcmp(k, "parse-only")) {
+		b->parse_only = true;
+	} else if (!strcmp(k, "section")) {
+		NEED_VAL if (b->nsections == sizeof(b->sections) / sizeof(b->sections[0])) ok = false;
+		else ok = (b->sections[b->nsections++] = strdup(v)) != NULL;
 	} else if (!strcmp(k, "version")) {
 		b->show_version = true;
 	} else if (!strcmp(k, "paths")) {
@@ -196,9 +233,7 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 		if (ok)
 			snprintf(b->preset, sizeof(b->preset), "%s", v);
 	} else if (!strcmp(k, "output-format")) {
-		NEED_VAL if (!strcmp(v, "json")) b->fmt = UB_OUT_JSON;
-		else if (!strcmp(v, "normal")) b->fmt = UB_OUT_NORMAL;
-		else ok = false;
+		NEED_VAL ok = output_formats(v, &b->fmt);
 	} else if (!strcmp(k, "output")) {
 		NEED_VAL ok = strlen(v) < sizeof(b->output);
 		if (ok)
@@ -253,13 +288,13 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 		return 0;
 	}
 	if (!ok) {
-		diag_error(d, 0, "--%s: invalid value '%s'", key, v ? v : "");
+		ub_diag_error(d, 0, "--%s: invalid value '%s'", key, v ? v : "");
 		return -1;
 	}
 	return 1;
 }
 
-static bool apply(struct ub_job *j, const char *key, const char *val, struct diag *d)
+static bool apply(struct ub_job *j, const char *key, const char *val, struct ub_diag *d)
 {
 	char err[256];
 
@@ -267,17 +302,40 @@ static bool apply(struct ub_job *j, const char *key, const char *val, struct dia
 	case UB_OPT_OK:
 		return true;
 	case UB_OPT_IGNORED:
-		diag_warn(d, 0, "%s", err);
+		ub_diag_warn(d, 0, "%s", err);
 		return true;
 	default:
-		diag_error(d, 0, "--%s: %s", key, err);
+		ub_diag_error(d, 0, "--%s: %s", key, err);
 		return false;
 	}
 }
 
+/* Keep only the jobs --section names (fio's --section). */
+static void select_sections(struct ub_bench *b)
+{
+	unsigned w = 0;
+
+	for (unsigned i = 0; i < b->jobs.n; i++) {
+		bool keep = false;
+		for (unsigned k = 0; k < b->nsections && !keep; k++)
+			keep = !strcmp(b->jobs.jobs[i].name, b->sections[k]);
+		if (keep)
+			b->jobs.jobs[w++] = b->jobs.jobs[i];
+	}
+	b->jobs.n = w;
+}
+
+static bool find_job(const struct ub_joblist *l, const char *name, unsigned before)
+{
+	for (unsigned i = 0; i < before; i++)
+		if (!strcmp(l->jobs[i].name, name))
+			return true;
+	return false;
+}
+
 /* Options given before the first --name override what job files and presets say. */
 static bool apply_globals(struct ub_job *j, const struct kv *g, unsigned n, enum ub_preset p,
-			  struct diag *d)
+			  struct ub_diag *d)
 {
 	for (unsigned k = 0; k < n; k++)
 		if (ub_preset_override_ok(p, g[k].key) && !apply(j, g[k].key, g[k].val, d))
@@ -285,7 +343,7 @@ static bool apply_globals(struct ub_job *j, const struct kv *g, unsigned n, enum
 	return true;
 }
 
-bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset, struct diag *d)
+bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset, struct ub_diag *d)
 {
 	struct kv *glob = calloc((size_t)argc + 1, sizeof(*glob));
 	unsigned nglob = 0;
@@ -322,7 +380,7 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			const char *eq = strchr(a, '=');
 			size_t n = eq ? (size_t)(eq - a) : strlen(a);
 			if (n >= sizeof(key) || !n) {
-				diag_error(d, 0, "bad option '%s'", argv[i]);
+				ub_diag_error(d, 0, "bad option '%s'", argv[i]);
 				ok = false;
 				break;
 			}
@@ -338,13 +396,13 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 		if (r > 0)
 			continue;
 		if (!ub_job_is_option(key)) {
-			diag_error(d, 0, "unknown option '--%s' (see --help)", key);
+			ub_diag_error(d, 0, "unknown option '--%s' (see --help)", key);
 			ok = false;
 			break;
 		}
 		if (!strcmp(key, "name")) {
 			if (!val || !*val) {
-				diag_error(d, 0, "--name needs a value");
+				ub_diag_error(d, 0, "--name needs a value");
 				ok = false;
 				break;
 			}
@@ -375,12 +433,16 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			}
 		}
 	}
-	/* Job files, then preset, then command-line jobs. */
-	for (unsigned f = 0; f < nfiles && ok; f++) {
+	/* Job files, then preset, then command-line jobs.  Every file is read even after an
+	 * error, so one run lists every problem. */
+	for (unsigned f = 0; f < nfiles; f++) {
 		struct ub_job g;
 		ub_job_defaults(&g);
-		ok = ub_jobfile_load(files[f], &g, &b->jobs, d);
+		if (!ub_jobfile_load(files[f], &g, &b->jobs, d))
+			ok = false;
 	}
+	if (ok && b->nsections)
+		select_sections(b);
 	if (ok && *preset != UB_PRESET_NONE) {
 		struct ub_job pb;
 		unsigned first = b->jobs.n;
@@ -402,26 +464,40 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			snprintf(j->name, sizeof(j->name), "%s", ub_rw_name(j->rw));
 		ok = j != NULL;
 	}
+	/* --filename next to --paths must name one of the paths' LU: remember it, the run
+	 * checks its identity (VPD 83) with the paths'. */
+	for (unsigned k = 0; k < nglob && b->npaths; k++)
+		if (!strcmp(glob[k].key, "filename") && glob[k].val)
+			snprintf(b->filename_check, sizeof(b->filename_check), "%s", glob[k].val);
 	if (ok && b->npaths)
 		for (unsigned i = 0; i < b->jobs.n; i++)
 			snprintf(b->jobs.jobs[i].filename, sizeof(b->jobs.jobs[i].filename), "%s",
 				 b->paths[0]);
-	for (unsigned i = 0; ok && i < b->jobs.n; i++) {
+	/* every job is checked, so one run lists every problem */
+	for (unsigned i = 0; (ok || d->errors) && i < b->jobs.n; i++) {
 		char err[600];
 		if (!b->jobs.jobs[i].name[0])
 			snprintf(b->jobs.jobs[i].name, sizeof(b->jobs.jobs[i].name), "job%u",
 				 i + 1);
-		if (!ub_job_validate(&b->jobs.jobs[i], err, sizeof(err))) {
+		if (!ub_job_validate(&b->jobs.jobs[i], !b->parse_only, err, sizeof(err))) {
 			d->file =
 			    b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
-			diag_error(d, b->jobs.jobs[i].line, "%s", err);
+			ub_diag_error(d, b->jobs.jobs[i].line, "%s", err);
 			ok = false;
 		}
 	}
+	for (unsigned i = 0; b->jobs.n && d->errors == 0 && i < b->jobs.n; i++)
+		if (b->jobs.jobs[i].wait_for[0] && !find_job(&b->jobs, b->jobs.jobs[i].wait_for, i)) {
+			d->file = b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
+			ub_diag_error(d, b->jobs.jobs[i].line,
+				      "job '%s': wait_for=%s names no job defined before it",
+				      b->jobs.jobs[i].name, b->jobs.jobs[i].wait_for);
+			ok = false;
+		}
 	if (ok && b->nsweep) {
 		for (unsigned i = 0; i < b->nsweep; i++)
 			if (b->sweep[i] > b->npaths) {
-				diag_error(d, 0,
+				ub_diag_error(d, 0,
 					   "--sweep-paths asks for %u paths but --paths gives %u",
 					   b->sweep[i], b->npaths);
 				ok = false;
@@ -429,7 +505,7 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			}
 	}
 	if (ok && !b->jobs.n && !b->show_help && !b->show_version) {
-		diag_error(d, 0, "no job given (a job file, --name=..., options, or --preset)");
+		ub_diag_error(d, 0, "no job given (a job file, --name=..., options, or --preset)");
 		ok = false;
 	}
 	ub_joblist_free(&cli);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 
 #include "initiator/iscsi_url.h"
@@ -744,4 +745,58 @@ void ub_mpath_reset_stats(struct ub_mpath *m)
 		memset(s->bytes, 0, sizeof(s->bytes));
 		memset(s->lat_ns, 0, sizeof(s->lat_ns));
 	}
+}
+
+bool ub_mpath_same_lu(struct ub_mpath *m, const char *target, char *err, size_t errlen)
+{
+	char shown[600], e[512];
+	struct ub_epath *ep;
+	struct ub_lu_ident id;
+	uint8_t cdb[6], buf[512];
+	struct ub_io io;
+	uint64_t deadline;
+	bool same = false;
+
+	ub_iscsi_url_redact(target, shown, sizeof(shown));
+	for (unsigned i = 0; i < m->n; i++)
+		if (!strcmp(shown, m->path[i].shown))
+			return true;
+	if (!m->have_ident) {
+		snprintf(err, errlen,
+			 "--filename=%s is not one of --paths, and the %s engine cannot check "
+			 "that it is the same LU",
+			 shown, m->eng->name);
+		return false;
+	}
+	ep = m->eng->create(target, &m->cfg.eng, e, sizeof(e));
+	if (!ep) {
+		snprintf(err, errlen, "--filename=%s: %s", shown, e);
+		return false;
+	}
+	deadline = ub_now_ns() + (m->cfg.eng.connect_timeout_ms + 1000ull) * MS;
+	if (m->eng->connect(ep) == 0)
+		while (m->eng->state(ep) == UB_PS_CONNECTING && ub_now_ns() < deadline) {
+			struct pollfd pfd = {.fd = -1};
+			if (m->eng->pollfd(ep, &pfd) > 0)
+				poll(&pfd, 1, 50);
+			m->eng->service(ep, pfd.revents);
+		}
+	if (m->eng->state(ep) != UB_PS_UP) {
+		snprintf(err, errlen, "--filename=%s: %s", shown, m->eng->last_error(ep));
+		m->eng->destroy(ep);
+		return false;
+	}
+	ub_cdb_inquiry_vpd(cdb, 0x83, sizeof(buf));
+	if (ub_epath_scsi_in(m->eng, ep, cdb, 6, buf, sizeof(buf), &io, 10000 * MS) == UB_IO_OK &&
+	    ub_vpd83_parse(buf, sizeof(buf) - io.residual, &id, e, sizeof(e)))
+		same = ub_lu_ident_same(&id, &m->path[0].ident);
+	m->eng->destroy(ep);
+	if (!same) {
+		ub_lu_ident_str(&id, e, sizeof(e));
+		snprintf(err, errlen,
+			 "--filename=%s reaches LU %s, not the LU of --paths (%s): give one or "
+			 "the other",
+			 shown, e, m->ident_str);
+	}
+	return same;
 }

@@ -111,6 +111,9 @@ void ub_mpath_reset_stats(struct ub_mpath *m);
 void ub_mpath_event(struct ub_mpath *m, int path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *ub_mp_state_str(enum ub_mp_state s);
+/* Does target (opened once, then closed) reach the same LU (VPD 83) as the paths?  false with
+ * the reason in err. */
+bool ub_mpath_same_lu(struct ub_mpath *m, const char *target, char *err, size_t errlen);
 /* Test hook and operator action: fail a path now as if its connection dropped. */
 void ub_mpath_fail_path(struct ub_mpath *m, unsigned idx, const char *why);
 

@@ -14,12 +14,14 @@ struct ub_run;
 /* "name: (g=0): rw=randread, bs=(R) 4096B-4096B, ..., ioengine=iscsi, iodepth=32" */
 void ub_report_job_line(FILE *f, const struct ub_job *j, unsigned groupid, const char *engine);
 /* One job block (fio 3 layout) including per-path rows, events and verify outcome. */
-void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_bytes[2],
+void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_bytes[UB_NDDIR],
 			const struct ub_bench *b);
 /* "Run status group N (all jobs):" and its READ/WRITE lines. */
 void ub_report_group_text(FILE *f, const struct ub_job_res *res, unsigned n, unsigned groupid);
 void ub_report_text(FILE *f, const struct ub_run *run, const struct ub_bench *b);
 void ub_report_json(FILE *f, const struct ub_run *run, const struct ub_bench *b);
+/* fio's terse format, version 3: one line per job. */
+void ub_report_terse(FILE *f, const struct ub_run *run);
 
 /* Sample statistics (per-second bandwidth in KiB/s or IOPS). */
 struct ub_sample_stats {
@@ -61,5 +63,8 @@ bool ub_sweep_plot(const struct ub_sweep_row *rows, unsigned n, const char *png,
  * Writes <prefix>_bw.<index>.log; false with a reason on I/O error. */
 bool ub_write_bw_log(const char *prefix, unsigned index, const struct ub_job_res *r, char *err,
 		     size_t errlen);
+/* The same with I/Os per second: <prefix>_iops.<index>.log. */
+bool ub_write_iops_log(const char *prefix, unsigned index, const struct ub_job_res *r, char *err,
+		       size_t errlen);
 
 #endif

@@ -1,4 +1,5 @@
 /* fio 3 style text report. */
+#include "initiator/opt_values.h"
 #include "initiator/report.h"
 #include "initiator/runner.h"
 #include "initiator/units.h"
@@ -9,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const ddir_name[2] = {"read", "write"};
-static const char *const ddir_upper[2] = {"READ", "WRITE"};
+static const char *const ddir_name[UB_NDDIR] = {"read", "write", "trim"};
+static const char *const ddir_upper[UB_NDDIR] = {"READ", "WRITE", "TRIM"};
 
 void ub_sample_stats(const uint64_t *v, unsigned n, double scale, struct ub_sample_stats *s)
 {
@@ -67,17 +68,17 @@ static void show_lat(FILE *f, const char *what, const struct ub_lat *l)
 
 /* Percentiles come from bucket midpoints; clamp them to the observed range so that the top
  * percentile never reads higher than max (nor the bottom lower than min). */
-static void show_percentiles(FILE *f, const struct ub_hist *h, const struct ub_lat *l)
+static void show_percentiles(FILE *f, const struct ub_hist *h, const struct ub_lat *l,
+			     const double *pcts, size_t n)
 {
-	uint64_t v[32];
-	size_t n = ub_default_npercentiles;
+	uint64_t v[UB_MAX_PCT];
 	int u = 0, width;
 	uint64_t maxv = 0;
 
 	if (!h->total)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = ub_hist_percentile(h, ub_default_percentiles[i]);
+		v[i] = ub_hist_percentile(h, pcts[i]);
 		if (l->n && v[i] > l->max)
 			v[i] = l->max;
 		if (l->n && v[i] < l->min)
@@ -98,7 +99,7 @@ static void show_percentiles(FILE *f, const struct ub_hist *h, const struct ub_l
 	for (size_t i = 0; i < n; i++) {
 		if (i % 4 == 0)
 			fprintf(f, "     |");
-		fprintf(f, " %5.2fth=[%*llu]%s", ub_default_percentiles[i], width,
+		fprintf(f, " %5.2fth=[%*llu]%s", pcts[i], width,
 			(unsigned long long)((double)v[i] / unit_div[u]),
 			i + 1 == n ? "\n" : (i % 4 == 3 ? ",\n" : ","));
 	}
@@ -159,7 +160,7 @@ static void show_ddir(FILE *f, const struct ub_job_res *r, int d, uint64_t group
 	show_lat(f, "slat", &dr->slat);
 	show_lat(f, "clat", &dr->clat);
 	show_lat(f, " lat", &dr->lat);
-	show_percentiles(f, dr->clat_hist, &dr->clat);
+	show_percentiles(f, dr->clat_hist, &dr->clat, r->pcts, r->npcts);
 	ub_sample_stats(dr->sec_bytes, dr->nsec, 1024, &bs);
 	ub_sample_stats(dr->sec_ios, dr->nsec, 1, &is);
 	if (bs.n) {
@@ -212,7 +213,7 @@ static void show_paths(FILE *f, const struct ub_job_res *r, const struct ub_benc
 	}
 }
 
-void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_bytes[2],
+void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_bytes[UB_NDDIR],
 			const struct ub_bench *b)
 {
 	uint64_t depth_total = 0;
@@ -229,9 +230,16 @@ void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_byte
 		fprintf(f, "  note         : %s\n", r->note);
 	if (r->error && !r->npaths && !r->d[0].ios && !r->d[1].ios)
 		return; /* never started: the error is all there is to say */
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < UB_NDDIR; d++)
 		show_ddir(f, r, d, group_bytes ? group_bytes[d] : 0);
-	for (int d = 0; d < 2; d++)
+	if (r->sync_lat.n) {
+		fprintf(f, "  fsync/fdatasync/sync_file_range:\n    sync (%s): min=%llu, max=%llu, "
+			   "avg=%.2f, stdev=%.2f\n",
+			"nsec", (unsigned long long)r->sync_lat.min,
+			(unsigned long long)r->sync_lat.max, r->sync_lat.mean,
+			ub_lat_stdev(&r->sync_lat));
+	}
+	for (int d = 0; d < UB_NDDIR; d++)
 		show_lat_bands(f, r->d[d].clat_hist);
 	fprintf(f, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%llu, majf=%llu, minf=%llu\n",
 		wall > 0 ? 100.0 * (double)r->usr_ns / wall : 0.0,
@@ -247,13 +255,23 @@ void ub_report_job_text(FILE *f, const struct ub_job_res *r, uint64_t group_byte
 				100.0 * (double)r->depth[i] / (double)depth_total,
 				i + 1 < UB_DEPTH_BUCKETS ? "," : "\n");
 	}
-	fprintf(f, "     issued rwts: total=%llu,%llu,0,0 short=0,0,0,0 dropped=0,0,0,0\n",
-		(unsigned long long)r->issued[0], (unsigned long long)r->issued[1]);
-	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
-		r->iodepth);
+	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,%llu short=0,0,0,0 dropped=0,0,0,0\n",
+		(unsigned long long)r->issued[0], (unsigned long long)r->issued[1],
+		(unsigned long long)r->issued[2], (unsigned long long)r->sync_lat.n);
+	fprintf(f, "     latency   : target=%llu, window=%llu, percentile=%.2f%%, depth=%u\n",
+		(unsigned long long)(r->lat_target_ns / 1000),
+		(unsigned long long)(r->lat_window_ns / 1000),
+		r->lat_percentile > 0 ? r->lat_percentile : 100.0,
+		r->lat_depth ? r->lat_depth : r->iodepth);
+	if (r->ss_msg[0])
+		fprintf(f, "  steadystate  : %s\n", r->ss_msg);
+	if (r->errors_ignored)
+		fprintf(f, "  errors       : %llu ignored (continue_on_error)\n",
+			(unsigned long long)r->errors_ignored);
 	show_paths(f, r, b);
 	if (r->verify)
-		fprintf(f, "  verify       : crc32c, %llu blocks checked, %llu errors%s%s\n",
+		fprintf(f, "  verify       : %s, %llu blocks checked, %llu errors%s%s\n",
+			ub_verify_name((enum ub_verify)r->verify_alg),
 			(unsigned long long)r->verify_blocks, (unsigned long long)r->verify_errors,
 			r->verify_msg[0] ? "\n     " : "", r->verify_msg);
 }
@@ -264,7 +282,7 @@ void ub_report_group_text(FILE *f, const struct ub_job_res *res, unsigned n, uns
 
 	ub_group_sum(res, n, groupid, &s);
 	fprintf(f, "\nRun status group %u (all jobs):\n", groupid);
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < UB_NDDIR; d++) {
 		char agg[64], mn[64], mx[64], io[32], io_si[32], mn_si[32], mx_si[32];
 		uint64_t agg_bw, ms;
 		if (!s.any[d])
@@ -299,11 +317,16 @@ void ub_report_text(FILE *f, const struct ub_run *run, const struct ub_bench *b)
 
 void ub_report_job_line(FILE *f, const struct ub_job *j, unsigned groupid, const char *engine)
 {
-	char bs[32];
+	char lo[3][32], hi[3][32];
 
-	ub_num2str(bs, sizeof(bs), j->bs, 4, true, UB_U_BYTE);
+	for (int d = 0; d < UB_NDDIR; d++) {
+		struct ub_bsspec b = ub_job_bsspec(j, d);
+		ub_num2str(lo[d], sizeof(lo[d]), b.min, 4, true, UB_U_BYTE);
+		ub_num2str(hi[d], sizeof(hi[d]), b.max, 4, true, UB_U_BYTE);
+	}
 	fprintf(f,
 		"%s: (g=%u): rw=%s, bs=(R) %s-%s, (W) %s-%s, (T) %s-%s, ioengine=%s, "
 		"iodepth=%u\n",
-		j->name, groupid, ub_rw_name(j->rw), bs, bs, bs, bs, bs, bs, engine, j->iodepth);
+		j->name, groupid, ub_rw_name(j->rw), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], engine,
+		j->iodepth);
 }

@@ -8,19 +8,28 @@ bool ub_res_init(struct ub_job_res *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->njobs = 1;
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < UB_NDDIR; d++) {
 		r->d[d].clat_hist = calloc(1, sizeof(struct ub_hist));
 		if (!r->d[d].clat_hist) {
 			ub_res_free(r);
 			return false;
 		}
 	}
+	r->sync_hist = calloc(1, sizeof(struct ub_hist));
+	if (!r->sync_hist) {
+		ub_res_free(r);
+		return false;
+	}
+	r->pcts = ub_default_percentiles;
+	r->npcts = (unsigned)ub_default_npercentiles;
 	return true;
 }
 
 void ub_res_free(struct ub_job_res *r)
 {
-	for (int d = 0; d < 2; d++) {
+	free(r->sync_hist);
+	r->sync_hist = NULL;
+	for (int d = 0; d < UB_NDDIR; d++) {
 		free(r->d[d].clat_hist);
 		free(r->d[d].sec_bytes);
 		free(r->d[d].sec_ios);
@@ -80,7 +89,13 @@ void ub_ddir_reset(struct ub_ddir_res *d)
 
 bool ub_res_merge(struct ub_job_res *dst, const struct ub_job_res *src)
 {
-	for (int k = 0; k < 2; k++) {
+	ub_lat_merge(&dst->sync_lat, &src->sync_lat);
+	if (dst->sync_hist && src->sync_hist)
+		ub_hist_merge(dst->sync_hist, src->sync_hist);
+	dst->errors_ignored += src->errors_ignored;
+	if (src->elapsed_ms > dst->elapsed_ms)
+		dst->elapsed_ms = src->elapsed_ms;
+	for (int k = 0; k < UB_NDDIR; k++) {
 		struct ub_ddir_res *a = &dst->d[k];
 		const struct ub_ddir_res *b = &src->d[k];
 		a->ios += b->ios;
@@ -98,6 +113,11 @@ bool ub_res_merge(struct ub_job_res *dst, const struct ub_job_res *src)
 		if (b->nsec > a->nsec)
 			a->nsec = b->nsec;
 		dst->issued[k] += src->issued[k];
+		dst->short_ios[k] += src->short_ios[k];
+		if (!dst->bs_min[k] || (src->bs_min[k] && src->bs_min[k] < dst->bs_min[k]))
+			dst->bs_min[k] = src->bs_min[k];
+		if (src->bs_max[k] > dst->bs_max[k])
+			dst->bs_max[k] = src->bs_max[k];
 	}
 	if (src->runtime_ns > dst->runtime_ns)
 		dst->runtime_ns = src->runtime_ns;
@@ -106,8 +126,11 @@ bool ub_res_merge(struct ub_job_res *dst, const struct ub_job_res *src)
 	dst->ctx += src->ctx;
 	dst->majf += src->majf;
 	dst->minf += src->minf;
-	for (int i = 0; i < UB_DEPTH_BUCKETS; i++)
+	for (int i = 0; i < UB_DEPTH_BUCKETS; i++) {
 		dst->depth[i] += src->depth[i];
+		dst->submit[i] += src->submit[i];
+		dst->complete[i] += src->complete[i];
+	}
 	for (unsigned i = 0; i < src->npaths && i < UB_MAX_PATHS; i++) {
 		struct ub_path_res *a = &dst->paths[i];
 		const struct ub_path_res *b = &src->paths[i];
@@ -173,7 +196,7 @@ void ub_group_sum(const struct ub_job_res *jobs, unsigned n, unsigned groupid,
 		const struct ub_job_res *r = &jobs[i];
 		if (r->groupid != groupid)
 			continue;
-		for (int d = 0; d < 2; d++) {
+		for (int d = 0; d < UB_NDDIR; d++) {
 			uint64_t bw, ms;
 			if (!r->d[d].ios)
 				continue;

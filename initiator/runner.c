@@ -1,7 +1,10 @@
 /* Group scheduling, one thread per job clone, progress line, result merging. */
+#include "initiator/opt_values.h"
 #include "initiator/runner.h"
 #include "initiator/units.h"
 
+#include <sched.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +22,10 @@ struct thr {
 	struct ub_job_res res;
 	struct ub_live live;
 	int rc;
+	volatile sig_atomic_t stop;
+	struct thr *deps; /* wait_for: the threads of the job waited for */
+	unsigned ndeps;
+	unsigned cpu;	  /* cpus_allowed_policy=split: which CPU of the set */
 };
 
 unsigned ub_assign_groups(const struct ub_joblist *jobs, unsigned *groupid)
@@ -33,11 +40,114 @@ unsigned ub_assign_groups(const struct ub_joblist *jobs, unsigned *groupid)
 	return jobs->n ? g + 1 : 0;
 }
 
+/* Jobs between stonewalls run together; new_group only starts a new reporting group. */
+static unsigned assign_phases(const struct ub_joblist *jobs, unsigned *phase)
+{
+	unsigned p = 0;
+
+	for (unsigned i = 0; i < jobs->n; i++) {
+		if (i && jobs->jobs[i].stonewall)
+			p++;
+		phase[i] = p;
+	}
+	return jobs->n ? p + 1 : 0;
+}
+
+static void pause_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL);
+}
+
+static bool deps_done(const struct thr *t)
+{
+	for (unsigned i = 0; i < t->ndeps; i++)
+		if (t->deps[i].running &&
+		    __atomic_load_n(&t->deps[i].live.state, __ATOMIC_ACQUIRE) != 2)
+			return false;
+	return true;
+}
+
+static void place(const struct thr *t)
+{
+	const struct ub_job *j = t->x.job;
+	cpu_set_t set;
+	unsigned n = 0;
+	bool any = false;
+
+	CPU_ZERO(&set);
+	for (unsigned c = 0; c < 1024 && c < CPU_SETSIZE; c++)
+		if (j->cpus_allowed[c / 64] >> (c % 64) & 1) {
+			/* split: clone k gets the k-th CPU of the set (round robin) */
+			if (!j->cpus_split)
+				CPU_SET(c, &set);
+			n++;
+			any = true;
+		}
+	if (any && j->cpus_split) {
+		unsigned want = t->cpu % n, k = 0;
+		for (unsigned c = 0; c < 1024 && c < CPU_SETSIZE; c++)
+			if (j->cpus_allowed[c / 64] >> (c % 64) & 1 && k++ == want)
+				CPU_SET(c, &set);
+	}
+	for (unsigned node = 0; node < 64; node++) {
+		char path[96], list[256];
+		FILE *f;
+		if (!(j->numa_nodes >> node & 1))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", node);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(list, sizeof(list), f)) {
+			uint64_t mask[16];
+			char err[64];
+			list[strcspn(list, "\n")] = '\0';
+			if (ub_val_cpulist(list, mask, 1024, err, sizeof(err)))
+				for (unsigned c = 0; c < 1024 && c < CPU_SETSIZE; c++)
+					if (mask[c / 64] >> (c % 64) & 1) {
+						CPU_SET(c, &set);
+						any = true;
+					}
+		}
+		fclose(f);
+	}
+	if (any)
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (j->numa_mem_mode) {
+		/* MPOL_DEFAULT 0, MPOL_PREFERRED 1, MPOL_BIND 2, MPOL_INTERLEAVE 3, MPOL_LOCAL 4 */
+		static const int mode[] = {0, 2, 3, 1, 4};
+		unsigned long nodes = (unsigned long)j->numa_mem_nodes;
+		syscall(SYS_set_mempolicy, mode[j->numa_mem_mode], nodes ? &nodes : NULL,
+			nodes ? 64 : 0);
+	}
+}
+
 static void *thr_main(void *a)
 {
 	struct thr *t = a;
+	const struct ub_job *j = t->x.job;
+	uint64_t delay = j->startdelay_ns;
 
-	t->rc = ub_job_exec(&t->x, &t->res);
+	place(t);
+	while (!deps_done(t) && !t->stop)
+		pause_ns(10000000);
+	if (j->startdelay_max_ns > j->startdelay_ns)
+		delay += (uint64_t)rand() % (j->startdelay_max_ns - j->startdelay_ns + 1);
+	for (uint64_t end = ub_now_ns() + delay; !t->stop && ub_now_ns() < end;)
+		pause_ns(end - ub_now_ns() < 50000000 ? end - ub_now_ns() : 50000000);
+	if (t->stop) {
+		t->res.error = 0;
+		snprintf(t->res.name, sizeof(t->res.name), "%s", j->name);
+		snprintf(t->res.note, sizeof(t->res.note), "stopped before it started (exitall)");
+		t->res.groupid = t->x.groupid;
+		t->res.rw = j->rw;
+		t->res.bs = j->bs;
+		t->res.iodepth = j->iodepth;
+		t->rc = 0;
+	} else {
+		t->rc = ub_job_exec(&t->x, &t->res);
+	}
 	/* Whatever way the job ended (including failing to start), the waiter must see it. */
 	__atomic_store_n(&t->live.state, 2, __ATOMIC_RELEASE);
 	return NULL;
@@ -45,9 +155,11 @@ static void *thr_main(void *a)
 
 static char mode_char(enum ub_rw rw)
 {
-	static const char c[] = {
-	    [UB_RW_READ] = 'R',	     [UB_RW_WRITE] = 'W', [UB_RW_RANDREAD] = 'r',
-	    [UB_RW_RANDWRITE] = 'w', [UB_RW_RW] = 'M',	  [UB_RW_RANDRW] = 'm'};
+	static const char c[UB_NRW] = {
+	    [UB_RW_READ] = 'R',	     [UB_RW_WRITE] = 'W',      [UB_RW_RANDREAD] = 'r',
+	    [UB_RW_RANDWRITE] = 'w', [UB_RW_RW] = 'M',	       [UB_RW_RANDRW] = 'm',
+	    [UB_RW_TRIM] = 'D',	     [UB_RW_RANDTRIM] = 'd',   [UB_RW_TRIMWRITE] = 'T',
+	    [UB_RW_RANDTRIMWRITE] = 't'};
 	return c[rw];
 }
 
@@ -109,27 +221,46 @@ static bool show_progress(const struct ub_bench *b, const struct ub_run_hooks *h
 	return b->fmt == UB_OUT_NORMAL && !b->output[0] && isatty(STDOUT_FILENO);
 }
 
-static int run_group(const struct ub_bench *b, const struct ub_joblist *jobs,
-		     const unsigned *groupid, unsigned g, char *const *targets, unsigned ntargets,
-		     const struct ub_run_hooks *hooks, struct ub_run *out)
+/* exitall: a job that ends stops the others of its group, its phase, or the whole run. */
+static void exit_others(struct thr *t, unsigned n, const struct thr *done, bool *stop_all)
 {
-	unsigned n = 0, k = 0;
+	const struct ub_job *j = done->x.job;
+
+	if (!j->exitall)
+		return;
+	if (j->exit_what == UB_EXIT_ALL)
+		*stop_all = true;
+	for (unsigned k = 0; k < n; k++)
+		if (j->exit_what != UB_EXIT_GROUP || t[k].x.groupid == done->x.groupid)
+			t[k].stop = 1;
+}
+
+static int run_phase(const struct ub_bench *b, const struct ub_joblist *jobs,
+		     const unsigned *groupid, const unsigned *phase, unsigned p,
+		     char *const *targets, unsigned ntargets, const struct ub_run_hooks *hooks,
+		     unsigned *log_index, bool *stop_all, struct ub_run *out)
+{
+	unsigned n = 0, k = 0, *first = calloc(jobs->n ? jobs->n : 1, sizeof(unsigned));
 	struct thr *t;
-	bool merge = false, show = show_progress(b, hooks);
+	bool show = show_progress(b, hooks), *ended;
 	int rc = 0;
 	uint64_t prev_b[2] = {0, 0}, prev_i[2] = {0, 0}, prev_ns, t0;
 
 	for (unsigned i = 0; i < jobs->n; i++)
-		if (groupid[i] == g) {
+		if (phase[i] == p)
 			n += jobs->jobs[i].numjobs;
-			merge |= jobs->jobs[i].group_reporting;
-		}
-	t = calloc(n, sizeof(*t));
-	if (!t)
+	t = calloc(n ? n : 1, sizeof(*t));
+	ended = calloc(n ? n : 1, sizeof(*ended));
+	if (!t || !first || !ended) {
+		free(t);
+		free(first);
+		free(ended);
 		return 3;
+	}
 	for (unsigned i = 0; i < jobs->n; i++) {
-		if (groupid[i] != g)
+		if (phase[i] != p)
 			continue;
+		first[i] = k;
 		for (unsigned c = 0; c < jobs->jobs[i].numjobs; c++, k++) {
 			struct thr *x = &t[k];
 			x->x.job = &jobs->jobs[i];
@@ -137,14 +268,22 @@ static int run_group(const struct ub_bench *b, const struct ub_joblist *jobs,
 			x->x.targets = targets;
 			x->x.ntargets = ntargets;
 			x->x.clone = c;
-			x->x.groupid = g;
+			x->x.groupid = groupid[i];
 			x->x.live = &x->live;
-			x->x.stop = &ub_stop_requested;
+			x->x.stop = &x->stop;
+			x->x.log_index = ++*log_index;
+			x->cpu = c;
 			if (hooks) {
 				x->x.on_tick = hooks->on_tick;
 				x->x.tick_arg = hooks->tick_arg;
 				x->x.size_override = hooks->size_override;
 			}
+			/* wait_for names an earlier job of this phase (others are done by now) */
+			for (unsigned w = 0; w < i && jobs->jobs[i].wait_for[0]; w++)
+				if (phase[w] == p && !strcmp(jobs->jobs[w].name, jobs->jobs[i].wait_for)) {
+					x->deps = &t[first[w]];
+					x->ndeps = jobs->jobs[w].numjobs;
+				}
 			if (!ub_res_init(&x->res)) {
 				rc = 3;
 				break;
@@ -162,10 +301,18 @@ static int run_group(const struct ub_bench *b, const struct ub_joblist *jobs,
 	}
 	for (;;) {
 		unsigned done = 0;
-		struct timespec ts = {0, 100 * 1000000};
-		for (k = 0; k < n; k++)
-			done += !t[k].running ||
-				__atomic_load_n(&t[k].live.state, __ATOMIC_RELAXED) == 2;
+		struct timespec ts = {0, 20 * 1000000};
+		for (k = 0; k < n; k++) {
+			bool d = !t[k].running ||
+				 __atomic_load_n(&t[k].live.state, __ATOMIC_ACQUIRE) == 2;
+			if (d && !ended[k]) {
+				ended[k] = true;
+				exit_others(t, n, &t[k], stop_all);
+			}
+			if (ub_stop_requested)
+				t[k].stop = 1;
+			done += d;
+		}
 		if (done == n)
 			break;
 		nanosleep(&ts, NULL);
@@ -181,16 +328,23 @@ static int run_group(const struct ub_bench *b, const struct ub_joblist *jobs,
 	}
 	for (k = 0; k < n; k++) {
 		struct ub_job_res *r = &t[k].res;
+		bool merged = false;
 		if (r->error)
 			rc = rc > 1 ? rc : (r->error == EIO ? 1 : 3);
-		if (merge && k) {
-			ub_res_merge(&out->res[out->nres - 1], r);
-			ub_res_free(r);
-			continue;
-		}
-		out->res[out->nres++] = *r;
+		/* group_reporting: one result for the whole reporting group */
+		for (unsigned g = 0; g < out->nres && !merged; g++)
+			if (out->res[g].groupid == r->groupid && out->res[g].group_reporting &&
+			    r->group_reporting) {
+				ub_res_merge(&out->res[g], r);
+				ub_res_free(r);
+				merged = true;
+			}
+		if (!merged)
+			out->res[out->nres++] = *r;
 	}
 	free(t);
+	free(first);
+	free(ended);
 	return rc;
 }
 
@@ -198,27 +352,36 @@ int ub_run_jobs(const struct ub_bench *b, const struct ub_joblist *jobs, char *c
 		unsigned ntargets, const struct ub_run_hooks *hooks, struct ub_run *out)
 {
 	unsigned *groupid = calloc(jobs->n ? jobs->n : 1, sizeof(unsigned));
-	unsigned total = 0;
+	unsigned *phase = calloc(jobs->n ? jobs->n : 1, sizeof(unsigned));
+	unsigned total = 0, nphases, log_index = 0;
+	bool stop_all = false;
 
 	memset(out, 0, sizeof(*out));
-	if (!groupid)
+	if (!groupid || !phase) {
+		free(groupid);
+		free(phase);
 		return out->rc = 3;
+	}
 	out->ngroups = ub_assign_groups(jobs, groupid);
+	nphases = assign_phases(jobs, phase);
 	for (unsigned i = 0; i < jobs->n; i++)
 		total += jobs->jobs[i].numjobs;
 	out->res = calloc(total ? total : 1, sizeof(*out->res));
 	if (!out->res) {
 		free(groupid);
+		free(phase);
 		return out->rc = 3;
 	}
-	for (unsigned g = 0; g < out->ngroups && !ub_stop_requested; g++) {
-		int rc = run_group(b, jobs, groupid, g, targets, ntargets, hooks, out);
+	for (unsigned p = 0; p < nphases && !ub_stop_requested && !stop_all; p++) {
+		int rc = run_phase(b, jobs, groupid, phase, p, targets, ntargets, hooks, &log_index,
+				   &stop_all, out);
 		if (rc > out->rc)
 			out->rc = rc;
 		if (rc == 3)
-			break; /* could not start: later groups would fail the same way */
+			break; /* could not start: later phases would fail the same way */
 	}
 	free(groupid);
+	free(phase);
 	return out->rc;
 }
 

@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define UB_VERIFY_MAGIC 0x31564255u /* "UBV1" little-endian */
-#define UB_VERIFY_HDR	32u
+#define UB_VERIFY_MAGIC	 0x31564255u /* "UBV1" little-endian: CRC32C in the header */
+#define UB_VERIFY_MAGIC2 0x32564255u /* "UBV2": the algorithm and its digest follow */
+#define UB_VERIFY_HDR	 32u
+#define UB_VERIFY_HDR2	 104u /* UBV2 header: 32 + alg, digest length, pad, 64-byte digest */
 
 /* On-media header, little-endian, at the start of each logical block. */
 struct ub_vhdr {
@@ -28,6 +30,15 @@ enum ub_vres {
 	UB_V_BAD_CRC,
 	UB_V_BAD_LBA,
 	UB_V_BAD_GEN,
+	UB_V_BAD_PATTERN,
+};
+
+/* How blocks are filled and checked: the algorithm (enum ub_verify) and an optional payload
+ * pattern (verify_pattern); pattern alone means no header at all. */
+struct ub_vspec {
+	int alg;
+	const uint8_t *pattern;
+	unsigned plen;
 };
 
 const char *ub_vres_str(enum ub_vres r);
@@ -37,6 +48,15 @@ void ub_verify_fill(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, uint3
 /* expect_gen 0 accepts any generation.  got receives the header as found (decoded). */
 enum ub_vres ub_verify_check(const void *blk, uint32_t blksz, uint64_t lba, uint64_t expect_gen,
 			     struct ub_vhdr *got);
+
+/* The same with any algorithm; the header is UBV1 for crc32c (so old blocks still check). */
+void ub_verify_fill_spec(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, uint32_t seed,
+			 const struct ub_vspec *vs);
+enum ub_vres ub_verify_check_spec(const void *blk, uint32_t blksz, uint64_t lba,
+				  uint64_t expect_gen, struct ub_vhdr *got,
+				  const struct ub_vspec *vs);
+/* Smallest block a spec fits in. */
+uint32_t ub_verify_min_block(const struct ub_vspec *vs);
 
 /* Per-chunk (one chunk = one job block of bs bytes) expected generation and an in-flight mark,
  * so that two I/Os never overlap on a chunk and each read knows which write it must see. */

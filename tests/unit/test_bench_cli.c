@@ -9,11 +9,11 @@
 #include <iscsi/iscsi.h>
 
 #include "initiator/cli.h"
-#include "scsi/attr.h"
+#include "initiator/diag.h"
 
 static char lasterr[512];
 
-static void capture(struct diag *d, bool error, int line, const char *msg)
+static void capture(struct ub_diag *d, bool error, int line, const char *msg)
 {
 	(void)line;
 	if (error && !lasterr[0])
@@ -22,7 +22,7 @@ static void capture(struct diag *d, bool error, int line, const char *msg)
 
 static bool run(struct ub_bench *b, enum ub_preset *p, int argc, char **argv)
 {
-	struct diag d = {.emit = capture};
+	struct ub_diag d = {.emit = capture};
 
 	lasterr[0] = '\0';
 	ub_bench_defaults(b);
@@ -229,5 +229,61 @@ Test(bench_cli, help_needs_no_job)
 
 	cr_assert(RUN(&b, &p, "--help"));
 	cr_assert(b.show_help);
+	ub_bench_free(&b);
+}
+
+Test(bench_cli, parse_only_sections_and_output_formats)
+{
+	struct ub_bench b;
+	enum ub_preset p;
+	char path[] = "/tmp/ub-cli-XXXXXX";
+	int fd = mkstemp(path);
+	const char text[] = "[global]\nrw=randread\n[a]\nbs=8k\n[b]\nbs=16k\n";
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	cr_assert(RUN(&b, &p, "--parse-only", path), "%s", lasterr);
+	cr_assert(b.parse_only);
+	cr_assert_eq(b.jobs.n, 2, "no filename needed to check a file");
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--section=b", "--filename=/dev/null", path), "%s", lasterr);
+	cr_assert_eq(b.jobs.n, 1);
+	cr_assert_str_eq(b.jobs.jobs[0].name, "b");
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--output-format=normal,json+", "--filename=/dev/null", path));
+	cr_assert_eq(b.fmt, UB_OUT_NORMAL | UB_OUT_JSONPLUS);
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--output-format=terse", "--filename=/dev/null", path));
+	cr_assert_eq(b.fmt, UB_OUT_TERSE);
+	ub_bench_free(&b);
+	cr_assert_not(RUN(&b, &p, "--output-format=xml", "--filename=/dev/null", path));
+	ub_bench_free(&b);
+	unlink(path);
+}
+
+Test(bench_cli, wait_for_must_name_an_earlier_job)
+{
+	struct ub_bench b;
+	enum ub_preset p;
+
+	cr_assert_not(RUN(&b, &p, "--filename=/dev/null", "--name=a", "--wait_for=zz"));
+	cr_assert(strstr(lasterr, "wait_for=zz"), "%s", lasterr);
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--filename=/dev/null", "--name=a", "--name=b", "--wait_for=a"),
+		  "%s", lasterr);
+	ub_bench_free(&b);
+}
+
+Test(bench_cli, filename_next_to_paths_is_kept_for_the_identity_check)
+{
+	struct ub_bench b;
+	enum ub_preset p;
+
+	cr_assert(RUN(&b, &p, "--paths=iscsi://h/iqn.a/0,iscsi://h2/iqn.a/0",
+		      "--filename=iscsi://h3/iqn.b/0", "--name=x"),
+		  "%s", lasterr);
+	cr_assert_str_eq(b.filename_check, "iscsi://h3/iqn.b/0");
+	cr_assert_str_eq(b.jobs.jobs[0].filename, "iscsi://h/iqn.a/0");
 	ub_bench_free(&b);
 }

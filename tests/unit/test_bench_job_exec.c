@@ -198,3 +198,143 @@ Test(bench_job_exec, unknown_target_fails_cleanly)
 	cr_assert(strstr(r.errmsg, "No such file"), "%s", r.errmsg);
 	ub_res_free(&r);
 }
+
+static void opt(struct ub_job *j, const char *k, const char *v)
+{
+	char err[256];
+
+	cr_assert_eq(ub_job_set(j, k, v, err, sizeof(err)), UB_OPT_OK, "%s: %s", k, err);
+}
+
+Test(bench_job_exec, number_ios_io_size_and_trims)
+{
+	struct ub_job j = job(UB_RW_RANDWRITE, 4096, 4);
+	struct ub_job_res r;
+
+	opt(&j, "number_ios", "37");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.d[1].ios, 37);
+	ub_res_free(&r);
+	j = job(UB_RW_READ, 4096, 2);
+	opt(&j, "size", "64k");
+	opt(&j, "io_size", "256k");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.d[0].bytes, 256 << 10, "io_size wraps a smaller region");
+	ub_res_free(&r);
+	j = job(UB_RW_TRIM, 65536, 2);
+	opt(&j, "size", "1m");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.d[2].ios, 16, "trims counted as fio's third direction");
+	cr_assert_eq(r.d[0].ios + r.d[1].ios, 0);
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, bssplit_and_fsync_are_measured)
+{
+	struct ub_job j = job(UB_RW_RANDWRITE, 4096, 4);
+	struct ub_job_res r;
+
+	opt(&j, "bssplit", "4k/50:16k/50");
+	opt(&j, "fsync", "8");
+	opt(&j, "end_fsync", "1");
+	opt(&j, "number_ios", "64");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.d[1].ios, 64);
+	cr_assert_eq(r.sync_lat.n, 9, "one flush per 8 writes, and one at the end");
+	cr_assert_eq(r.bs_min[1], 4096);
+	cr_assert_eq(r.bs_max[1], 16384);
+	cr_assert_gt(r.d[1].bytes, 64 * 4096);
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, rate_iops_paces_the_job)
+{
+	struct ub_job j = job(UB_RW_READ, 4096, 4);
+	struct ub_job_res r;
+
+	opt(&j, "rate_iops", "200");
+	opt(&j, "number_ios", "40");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	/* 40 I/Os at 200/s take about 200 ms; a busy machine only makes it longer */
+	cr_assert_geq(r.runtime_ns, 180000000ull, "%llu", (unsigned long long)r.runtime_ns);
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, thinktime_spaces_the_ios)
+{
+	struct ub_job j = job(UB_RW_READ, 4096, 1);
+	struct ub_job_res r;
+
+	opt(&j, "thinktime", "20ms");
+	opt(&j, "thinktime_blocks", "2");
+	opt(&j, "number_ios", "10");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_geq(r.runtime_ns, 80000000ull, "4 pauses of 20 ms at least");
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, verify_variants_backlog_and_verify_only)
+{
+	static const char *const algs[] = {"md5", "sha1", "sha256", "crc64", "crc32", "meta"};
+	struct ub_job j;
+	struct ub_job_res r;
+
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+		j = job(UB_RW_RANDWRITE, 8192, 4);
+		opt(&j, "verify", algs[i]);
+		opt(&j, "size", "512k");
+		opt(&j, "verify_backlog", "16");
+		cr_assert_eq(exec(&j, &r), 0, "%s: %s", algs[i], r.errmsg);
+		cr_assert_eq(r.verify_errors, 0);
+		cr_assert_geq(r.verify_blocks, 128 + 3 * 32, "%s: inline and final checks (%llu)", algs[i],
+			      (unsigned long long)r.verify_blocks);
+		ub_res_free(&r);
+	}
+	opt(&j, "verify_only", "1");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.verify_blocks, 128, "verify_only reads the region once");
+	cr_assert_eq(r.d[1].ios, 0);
+	ub_res_free(&r);
+	j = job(UB_RW_WRITE, 4096, 2);
+	opt(&j, "verify", "pattern");
+	opt(&j, "verify_pattern", "0xaa555aa5");
+	opt(&j, "size", "64k");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.verify_errors, 0);
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, null_engine_needs_no_target)
+{
+	struct ub_job j = job(UB_RW_RANDREAD, 4096, 8);
+	struct ub_job_res r;
+
+	j.filename[0] = '\0';
+	opt(&j, "ioengine", "null");
+	opt(&j, "size", "16m");
+	opt(&j, "random_distribution", "zipf:0.8");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_str_eq(r.engine, "null");
+	cr_assert_eq(r.d[0].bytes, 16 << 20);
+	ub_res_free(&r);
+}
+
+Test(bench_job_exec, latency_target_settles_on_a_depth)
+{
+	struct ub_job j = job(UB_RW_RANDREAD, 4096, 32);
+	struct ub_job_res r;
+
+	j.filename[0] = '\0';
+	opt(&j, "ioengine", "null");
+	opt(&j, "size", "64m");
+	opt(&j, "time_based", "1");
+	opt(&j, "runtime", "300ms");
+	/* an unreachable target (1 ns) walks the depth down to 1 */
+	opt(&j, "latency_target", "1ns");
+	opt(&j, "latency_window", "20ms");
+	opt(&j, "latency_percentile", "50");
+	cr_assert_eq(exec(&j, &r), 0, "%s", r.errmsg);
+	cr_assert_eq(r.lat_depth, 1);
+	cr_assert_not(r.lat_target_met);
+	ub_res_free(&r);
+}

@@ -23,7 +23,7 @@ Test(bench_report_text, job_block_like_fio)
 	struct ub_job_res r;
 	struct ub_bench b = bench();
 	char *out = NULL;
-	uint64_t gb[2] = {4096000, 0};
+	uint64_t gb[3] = {4096000, 0, 0};
 
 	fixture_res(&r, "rand-read", 0);
 	CAPTURE(out, ub_report_job_text(f, &r, gb, &b));
@@ -65,6 +65,7 @@ Test(bench_report_text, error_and_verify_lines)
 	r.error = 5;
 	snprintf(r.errmsg, sizeof(r.errmsg), "verify: mismatch at LBA 8");
 	r.verify = true;
+	r.verify_alg = UB_VERIFY_CRC32C;
 	r.verify_blocks = 100;
 	r.verify_errors = 1;
 	snprintf(r.verify_msg, sizeof(r.verify_msg), "verify: mismatch at LBA 8");

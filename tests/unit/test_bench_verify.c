@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "initiator/job.h"
 #include "initiator/verify.h"
 
 static uint8_t blk[4096], other[4096];
@@ -75,4 +76,39 @@ Test(bench_verify, tracker)
 	cr_assert_null(t.gen);
 	for (int r = UB_V_OK; r <= UB_V_BAD_GEN; r++)
 		cr_assert_neq(strlen(ub_vres_str((enum ub_vres)r)), 0);
+}
+
+Test(bench_verify, every_algorithm_fills_and_checks)
+{
+	static const int algs[] = {UB_VERIFY_CRC32C, UB_VERIFY_CRC32, UB_VERIFY_CRC64,
+				   UB_VERIFY_MD5,    UB_VERIFY_SHA1,  UB_VERIFY_SHA256,
+				   UB_VERIFY_SHA512, UB_VERIFY_META};
+	static uint8_t blk[4096];
+	const uint8_t pat[4] = {0xaa, 0x55, 0x5a, 0xa5};
+
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+		struct ub_vspec vs = {.alg = algs[i]};
+		ub_verify_fill_spec(blk, sizeof(blk), 9, 3, 77, &vs);
+		cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 9, 3, NULL, &vs), UB_V_OK,
+			     "alg %d", algs[i]);
+		cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 10, 3, NULL, &vs), UB_V_BAD_LBA);
+		if (algs[i] != UB_VERIFY_META) {
+			blk[2000] ^= 1;
+			cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 9, 3, NULL, &vs),
+				     UB_V_BAD_CRC, "alg %d catches a flipped bit", algs[i]);
+		}
+		vs.pattern = pat;
+		vs.plen = 4;
+		ub_verify_fill_spec(blk, sizeof(blk), 9, 3, 77, &vs);
+		cr_assert_eq(blk[4095], 0xa5, "verify_pattern fills the payload");
+		cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 9, 3, NULL, &vs), UB_V_OK);
+	}
+	{
+		struct ub_vspec vs = {.alg = UB_VERIFY_PATTERN, .pattern = pat, .plen = 4};
+		ub_verify_fill_spec(blk, sizeof(blk), 0, 0, 0, &vs);
+		cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 0, 0, NULL, &vs), UB_V_OK);
+		blk[7] = 0;
+		cr_assert_eq(ub_verify_check_spec(blk, sizeof(blk), 0, 0, NULL, &vs),
+			     UB_V_BAD_PATTERN);
+	}
 }
