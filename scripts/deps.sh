@@ -18,6 +18,8 @@ PKGS=(
 	iptables                  # the lab's link delay where the kernel has no netem
 	python3
 	jq                        # utgt-bench integration tests read its JSON reports
+	fio fio-examples          # utgt-bench's fio compatibility: fio's job files, tools, numbers
+	python3-six               # fio2gnuplot and fio_jsonplus_clat2csv import it; fio does not depend on it
 )
 
 # The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
