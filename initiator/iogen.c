@@ -156,10 +156,11 @@ bool ub_iogen_init(struct ub_iogen *g, const struct ub_job *j, uint64_t region, 
 			 (long long)j->rw_skip, lbs);
 		return false;
 	}
-	if (j->zonemode == UB_ZONE_STRIDED && (j->zonesize % lbs || j->zoneskip % lbs ||
-					       j->zonesize < maxbs)) {
-		snprintf(err, errlen, "zonesize/zoneskip must be multiples of the LU block size and "
-				      "zonesize at least bs");
+	if (j->zonemode == UB_ZONE_STRIDED &&
+	    (j->zonesize % lbs || j->zoneskip % lbs || j->zonerange % lbs || j->zonesize < maxbs ||
+	     (j->zonerange && j->zonerange < maxbs))) {
+		snprintf(err, errlen, "zonesize/zonerange/zoneskip must be multiples of the LU block "
+				      "size and zonesize/zonerange at least bs");
 		return false;
 	}
 	g->nunits = (region - maxbs) / g->align + 1;
@@ -246,24 +247,26 @@ static uint64_t random_off(struct ub_iogen *g, uint64_t len)
 	return off;
 }
 
-/* zonemode=strided: zonesize bytes of I/O in a zone, then skip zoneskip to the next. */
+/* zonemode=strided: zones of zonerange bytes (zonesize when not given) start every
+ * zonerange + zoneskip bytes; zonesize bytes of I/O go to a zone before the next one (less than
+ * zonerange touches only the zone's start, more goes round the zone again). */
 static uint64_t strided(struct ub_iogen *g, int d, uint64_t len, bool rnd)
 {
 	const struct ub_job *j = g->j;
-	uint64_t zs = j->zonesize, off;
+	uint64_t zs = j->zonesize, zr = j->zonerange ? j->zonerange : j->zonesize, off;
 
 	if (g->zone_done + len > zs) {
-		g->zone_start += zs + j->zoneskip;
+		g->zone_start += zr + j->zoneskip;
 		g->zone_done = 0;
 		g->pos[d] = 0;
 	}
 	if (g->zone_start + len > g->region)
 		g->zone_start = 0;
 	if (rnd) {
-		uint64_t room = (zs < g->region - g->zone_start ? zs : g->region - g->zone_start);
+		uint64_t room = (zr < g->region - g->zone_start ? zr : g->region - g->zone_start);
 		off = g->zone_start + (ub_rand64(&g->rng) % ((room - len) / g->align + 1)) * g->align;
 	} else {
-		off = g->zone_start + g->zone_done;
+		off = g->zone_start + (zr >= len ? g->zone_done % (zr - zr % len) : 0);
 		if (off + len > g->region)
 			off = g->region - len;
 	}

@@ -159,6 +159,31 @@ Test(bench_iogen, strided_zones_skip)
 	}
 }
 
+/* zonerange is the zone, zonesize what is done in it: 4k of each 16k zone, zones 16k apart. */
+Test(bench_iogen, strided_zonerange_is_the_zone)
+{
+	struct ub_ionext n;
+
+	set("zonemode", "strided");
+	set("zonesize", "4k");
+	set("zonerange", "16k");
+	start(64 * 1024);
+	uint64_t want[] = {0, 16384, 32768, 49152, 0};
+	for (size_t i = 0; i < 5; i++) {
+		ub_iogen_next(&g, &n);
+		cr_assert_eq(n.off, want[i], "step %zu: %llu", i, (unsigned long long)n.off);
+	}
+	/* zonesize beyond zonerange goes round the zone again */
+	set("zonesize", "16k");
+	set("zonerange", "8k");
+	start(64 * 1024);
+	uint64_t again[] = {0, 4096, 0, 4096, 8192};
+	for (size_t i = 0; i < 5; i++) {
+		ub_iogen_next(&g, &n);
+		cr_assert_eq(n.off, again[i], "round %zu: %llu", i, (unsigned long long)n.off);
+	}
+}
+
 Test(bench_iogen, trimwrite_writes_what_it_trimmed)
 {
 	struct ub_ionext t, w;
