@@ -58,7 +58,7 @@ void ub_cli_usage(FILE *f)
 	    "\n"
 	    "Multipath:\n"
 	    "  --paths=URL,URL,...      one LU over several paths (checked with VPD 83)\n"
-	    "  --policy=rr|queue-length|alua   --rr-iops=N (switch path every N commands, 1)\n"
+	    "  --policy=rr|rr-all|queue-length --rr-iops=N (switch path every N commands, 1)\n"
 	    "  --sweep-paths=1,2,4      run the workload over 1..N paths, table + PNG\n"
 	    "  --sweep-plot=FILE.png    (utgt-bench-sweep.png)\n"
 	    "  --reconnect-delay=TIME (500ms) --no-path-timeout=TIME (15s) --max-retries=N (32)\n"

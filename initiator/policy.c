@@ -11,9 +11,11 @@ static bool can_serve(int alua)
 	return alua != UB_ALUA_STANDBY && alua != UB_ALUA_UNAVAILABLE && alua != UB_ALUA_OFFLINE;
 }
 
-/* Candidate set: usable paths in the best ALUA class present.  For the ALUA policy the
- * classes are AO (or unknown) > ANO > anything usable; for the others only ports that can
- * serve I/O at all (not standby/unavailable/offline), unless no other path is left. */
+/* Candidate set: usable paths in the best ALUA class present.  For rr (and its alias alua)
+ * the classes are AO (or unknown) > ANO > anything usable, as dm-multipath's group_by_prio
+ * with the alua prioritizer and ESXi's PSP_RR over an ALUA SATP group them; for rr-all and
+ * queue-length every port that can serve I/O at all (not standby/unavailable/offline),
+ * unless no other path is left. */
 static unsigned candidates(enum ub_policy pol, const struct ub_path_view *v, unsigned n, bool *cand)
 {
 	unsigned cnt = 0;
@@ -21,9 +23,9 @@ static unsigned candidates(enum ub_policy pol, const struct ub_path_view *v, uns
 	for (int pass = 0; pass < 3 && !cnt; pass++) {
 		for (unsigned i = 0; i < n; i++) {
 			bool ok = v[i].usable;
-			if (ok && pol == UB_POL_ALUA && pass == 0)
+			if (ok && pol == UB_POL_RR && pass == 0)
 				ok = v[i].alua == UB_ALUA_AO || v[i].alua == UB_ALUA_UNKNOWN;
-			else if (ok && pol == UB_POL_ALUA && pass == 1)
+			else if (ok && pol == UB_POL_RR && pass == 1)
 				ok = v[i].alua == UB_ALUA_ANO;
 			else if (ok && pass < 2)
 				ok = can_serve(v[i].alua);
@@ -78,22 +80,23 @@ const char *ub_policy_name(enum ub_policy pol)
 	switch (pol) {
 	case UB_POL_RR:
 		return "rr";
+	case UB_POL_RR_ALL:
+		return "rr-all";
 	case UB_POL_QUEUE_LENGTH:
 		return "queue-length";
-	case UB_POL_ALUA:
-		return "alua";
 	}
 	return "?";
 }
 
 bool ub_policy_parse(const char *s, enum ub_policy *pol)
 {
-	if (!strcmp(s, "rr") || !strcmp(s, "round-robin"))
+	/* alua: the name this policy had before rr honoured ALUA itself */
+	if (!strcmp(s, "rr") || !strcmp(s, "round-robin") || !strcmp(s, "alua"))
 		*pol = UB_POL_RR;
+	else if (!strcmp(s, "rr-all"))
+		*pol = UB_POL_RR_ALL;
 	else if (!strcmp(s, "queue-length") || !strcmp(s, "ql") || !strcmp(s, "queue_length"))
 		*pol = UB_POL_QUEUE_LENGTH;
-	else if (!strcmp(s, "alua"))
-		*pol = UB_POL_ALUA;
 	else
 		return false;
 	return true;

@@ -1,13 +1,14 @@
 /* Which path gets the next command: round robin switching every N commands (ESXi's
- * VMW_PSP_RR iops=N), least outstanding commands, or ALUA-aware (active/optimized ports only
- * unless none is left).  Pure functions over a snapshot of the paths, so they are testable
- * without a target. */
+ * VMW_PSP_RR iops=N) over the active/optimized ports only, non-optimized ones only when no
+ * optimized one works (rr; also named alua); the same over every port that can serve I/O
+ * (rr-all); or least outstanding commands (queue-length).  Pure functions over a snapshot of
+ * the paths, so they are testable without a target. */
 #ifndef UB_POLICY_H
 #define UB_POLICY_H
 
 #include <stdbool.h>
 
-enum ub_policy { UB_POL_RR, UB_POL_QUEUE_LENGTH, UB_POL_ALUA };
+enum ub_policy { UB_POL_RR, UB_POL_RR_ALL, UB_POL_QUEUE_LENGTH };
 
 struct ub_path_view {
 	bool usable;	   /* connected and not being failed over */

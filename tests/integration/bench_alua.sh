@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ALUA-aware path choice against utgtd's implicit ALUA: one LU behind two targets (two paths),
-# one port group active/optimized, the other active/non-optimized, then standby.  The alua
-# policy sends everything to the optimized path; plain rr shares the active ones but avoids
-# the standby one.  The per-path ALUA states come from REPORT TARGET PORT GROUPS.
+# one port group active/optimized, the other active/non-optimized, then standby.  The default
+# rr policy sends everything to the optimized path (as dm-multipath's group_by_prio + alua and
+# ESXi's PSP_RR over an ALUA SATP do); rr-all shares the active ones but avoids the standby one.
+# The per-path ALUA states come from REPORT TARGET PORT GROUPS.  A state change moving I/O is
+# unit-tested (test_bench_mpath: utgtd's states are fixed by its configuration).
 . "$(dirname "$0")/lib/bench_env.sh"
 [ "$UB_TARGET" = utgtd ] || { echo "bench_alua: utgtd only (needs its ALUA config)"; exit 0; }
 pick_port p1
@@ -54,27 +56,31 @@ stop() {
 	unset 'PIDS[-1]'
 }
 
-run() { # run POLICY OUT
+run() { # run POLICY OUT (POLICY "" for the default)
 	"$BENCH" --paths="iscsi://127.0.0.1:$p2/$IQN-b/0,iscsi://127.0.0.1:$p1/$IQN-a/0" \
-		--policy="$1" --name=a --rw=randwrite --bs=4k --iodepth=8 --size=2m \
+		${1:+--policy="$1"} --name=a --rw=randwrite --bs=4k --iodepth=8 --size=2m \
 		--output-format=json >"$TMPD/$2.json" 2>"$TMPD/$2.err"
 }
 
 echo "bench_alua: utgtd on 127.0.0.1:$p1 (group 1) and :$p2 (group 2)"
 serve nonoptimized
-run alua ano
+run "" ano
 check "states read: path 0 $(jget "$TMPD/ano.json" '.jobs[0].paths[0].alua'), path 1 $(jget \
 	"$TMPD/ano.json" '.jobs[0].paths[1].alua')" test "$(jget "$TMPD/ano.json" \
 	'[.jobs[0].paths[].alua] | join(",")')" = "active/non-optimized,active/optimized"
-check "alua policy: all 512 writes on the optimized path" test "$(jget "$TMPD/ano.json" \
+check "default policy is rr" test "$(jget "$TMPD/ano.json" '."global options".policy')" = rr
+check "rr (default): all 512 writes on the optimized path" test "$(jget "$TMPD/ano.json" \
 	'[.jobs[0].paths[].write_ios] | join(",")')" = 0,512
-run rr rr
-check "rr policy shares the two active paths 256/256" test "$(jget "$TMPD/rr.json" \
+run alua alua
+check "--policy=alua (the old name) is rr: 0/512" test "$(jget "$TMPD/alua.json" \
+	'[.jobs[0].paths[].write_ios] | join(",")')" = 0,512
+run rr-all rrall
+check "rr-all shares the two active paths 256/256" test "$(jget "$TMPD/rrall.json" \
 	'[.jobs[0].paths[].write_ios] | join(",")')" = 256,256
 stop
 serve standby
-run rr sb
-check "rr policy leaves the standby path alone" test "$(jget "$TMPD/sb.json" \
+run rr-all sb
+check "rr-all leaves the standby path alone" test "$(jget "$TMPD/sb.json" \
 	'[.jobs[0].paths[].write_ios] | join(",")')" = 0,512
 check "  and the job saw no error" test "$(jget "$TMPD/sb.json" '.jobs[0].error')" = 0
 finish

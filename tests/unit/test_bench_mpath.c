@@ -24,6 +24,7 @@ struct fake {
 	struct ub_io *q[1024];
 	unsigned nq;
 	int inject_ua, inject_standby, inject_busy, inject_medium;
+	int inject_swap; /* ALUA states of paths 0 and 1 swap, then UA 2A/06 */
 	unsigned connects, data_ios;
 	char err[64];
 };
@@ -140,6 +141,15 @@ static void complete_one(struct fake *f, struct ub_io *io)
 	if (f->inject_ua) {
 		f->inject_ua--;
 		io->sense_key = 6, io->asc = 0x29, io->ascq = 0;
+		finish(io, UB_IO_SCSI_ERROR);
+		return;
+	}
+	if (f->inject_swap) {
+		int a = fk[0].alua;
+		f->inject_swap--;
+		fk[0].alua = fk[1].alua;
+		fk[1].alua = a;
+		io->sense_key = 6, io->asc = 0x2a, io->ascq = 0x06;
 		finish(io, UB_IO_SCSI_ERROR);
 		return;
 	}
@@ -357,7 +367,7 @@ Test(bench_mpath, open_reads_alua_states)
 	struct ub_mpath *m;
 
 	setup(2);
-	m = open_paths(2, UB_POL_ALUA);
+	m = open_paths(2, UB_POL_RR);
 	cr_assert(m->alua);
 	cr_assert_eq(m->path[0].alua, UB_ALUA_AO);
 	ub_mpath_close(m);
@@ -531,7 +541,7 @@ Test(bench_mpath, medium_error_reaches_the_application)
 
 Test(bench_mpath, standby_port_is_left_for_the_optimized_one)
 {
-	struct ub_mpath *m = open_paths(2, UB_POL_ALUA);
+	struct ub_mpath *m = open_paths(2, UB_POL_RR);
 	static struct cmd c[20];
 
 	fk[0].inject_standby = 1;
@@ -550,4 +560,60 @@ Test(bench_mpath, standby_port_is_left_for_the_optimized_one)
 	cr_assert(has_event(m, "path 0 ALUA active/optimized -> standby"));
 	cr_assert_eq(fk[0].data_ios, 1, "only the command that met the standby state");
 	ub_mpath_close(m);
+}
+
+static bool path0_optimized(struct ub_mpath *m)
+{
+	return m->path[0].alua == UB_ALUA_AO && !m->rtpg_busy;
+}
+
+/* rr honours ALUA: the non-optimized path gets nothing while the optimized one works; when
+ * the target swaps the states (UNIT ATTENTION 2A/06, then a fresh REPORT TARGET PORT GROUPS)
+ * the I/O moves to the newly optimized path.  rr-all shares both. */
+Test(bench_mpath, rr_follows_the_optimized_path_across_a_state_change)
+{
+	struct ub_mpath m;
+	struct ub_mpath_cfg c = cfg(UB_POL_RR);
+	static struct cmd cmds[60];
+	char err[512];
+
+	setup(2);
+	fk[0].alua = UB_ALUA_ANO;
+	cr_assert(ub_mpath_open(&m, &fake_engine, &c, targets, 2, err, sizeof(err)), "%s", err);
+	ndone = 0;
+	want_done = 20;
+	for (int i = 0; i < 20; i++)
+		submit(&m, &cmds[i], true, (uint64_t)i, 1);
+	cr_assert(pump_until(&m, all_done, 2000));
+	cr_assert_eq(fk[0].data_ios, 0, "no I/O on the non-optimized path");
+	cr_assert_eq(fk[1].data_ios, 20);
+	fk[1].inject_swap = 1;
+	want_done = 21;
+	submit(&m, &cmds[20], true, 20, 1);
+	cr_assert(pump_until(&m, all_done, 2000));
+	cr_assert(pump_until(&m, path0_optimized, 2000), "RTPG read again after 2A/06");
+	cr_assert_eq(m.path[1].alua, UB_ALUA_ANO);
+	cr_assert(has_event(&m, "path 1 ALUA active/optimized -> active/non-optimized"));
+	unsigned before = fk[1].data_ios;
+	want_done = 40;
+	for (int i = 21; i < 40; i++)
+		submit(&m, &cmds[i], true, (uint64_t)i, 1);
+	cr_assert(pump_until(&m, all_done, 2000));
+	cr_assert_eq(fk[1].data_ios, before, "nothing more on the path that became non-optimized");
+	for (int i = 0; i < 40; i++)
+		cr_assert_eq(cmds[i].mio.io.result, UB_IO_OK);
+	ub_mpath_close(&m);
+
+	c = cfg(UB_POL_RR_ALL);
+	setup(2);
+	fk[0].alua = UB_ALUA_ANO;
+	cr_assert(ub_mpath_open(&m, &fake_engine, &c, targets, 2, err, sizeof(err)), "%s", err);
+	ndone = 0;
+	want_done = 20;
+	for (int i = 0; i < 20; i++)
+		submit(&m, &cmds[40 + i % 20], true, (uint64_t)i, 1);
+	cr_assert(pump_until(&m, all_done, 2000));
+	cr_assert(fk[0].data_ios == 10 && fk[1].data_ios == 10, "rr-all: %u %u", fk[0].data_ios,
+		  fk[1].data_ios);
+	ub_mpath_close(&m);
 }

@@ -66,16 +66,38 @@ Test(bench_policy, queue_length_takes_the_least_busy)
 		  count[1], count[2]);
 }
 
-Test(bench_policy, alua_prefers_optimized_then_non_optimized)
+Test(bench_policy, rr_goes_round_the_optimized_paths_only)
 {
 	struct ub_path_view v[3] = {up(UB_ALUA_ANO, 0), up(UB_ALUA_AO, 0), up(UB_ALUA_AO, 0)};
 	struct ub_rr rr = {-1, 0};
+	int count[3] = {0};
 
 	for (int i = 0; i < 10; i++)
-		cr_assert_neq(ub_policy_pick(UB_POL_ALUA, 1, &rr, v, 3), 0,
-			      "ANO used while AO lives");
-	v[1].usable = v[2].usable = false;
-	cr_assert_eq(ub_policy_pick(UB_POL_ALUA, 1, &rr, v, 3), 0, "ANO when no AO is left");
+		count[ub_policy_pick(UB_POL_RR, 1, &rr, v, 3)]++;
+	cr_assert(count[0] == 0 && count[1] == 5 && count[2] == 5, "ANO used while AO lives: "
+		  "%d %d %d", count[0], count[1], count[2]);
+	v[1].usable = false;
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(ub_policy_pick(UB_POL_RR, 1, &rr, v, 3), 2, "the AO path left");
+	v[2].usable = false;
+	cr_assert_eq(ub_policy_pick(UB_POL_RR, 1, &rr, v, 3), 0, "ANO when no AO is left");
+	/* a state change (RTPG after 2A/06) moves the I/O at the next pick */
+	v[1].usable = v[2].usable = true;
+	v[0].alua = UB_ALUA_AO;
+	v[1].alua = v[2].alua = UB_ALUA_ANO;
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(ub_policy_pick(UB_POL_RR, 1, &rr, v, 3), 0, "the new AO path");
+}
+
+Test(bench_policy, rr_all_shares_every_active_path)
+{
+	struct ub_path_view v[2] = {up(UB_ALUA_ANO, 0), up(UB_ALUA_AO, 0)};
+	struct ub_rr rr = {-1, 0};
+	int count[2] = {0};
+
+	for (int i = 0; i < 10; i++)
+		count[ub_policy_pick(UB_POL_RR_ALL, 1, &rr, v, 2)]++;
+	cr_assert(count[0] == 5 && count[1] == 5, "%d %d", count[0], count[1]);
 }
 
 Test(bench_policy, standby_ports_are_avoided_by_every_policy)
@@ -83,7 +105,7 @@ Test(bench_policy, standby_ports_are_avoided_by_every_policy)
 	struct ub_path_view v[2] = {up(UB_ALUA_STANDBY, 0), up(UB_ALUA_AO, 7)};
 	struct ub_rr rr = {-1, 0};
 
-	for (int pol = UB_POL_RR; pol <= UB_POL_ALUA; pol++)
+	for (int pol = UB_POL_RR; pol <= UB_POL_QUEUE_LENGTH; pol++)
 		for (int i = 0; i < 5; i++)
 			cr_assert_eq(ub_policy_pick((enum ub_policy)pol, 1, &rr, v, 2), 1,
 				     "policy %d", pol);
@@ -97,7 +119,9 @@ Test(bench_policy, names)
 
 	cr_assert(ub_policy_parse("rr", &p) && p == UB_POL_RR);
 	cr_assert(ub_policy_parse("queue-length", &p) && p == UB_POL_QUEUE_LENGTH);
-	cr_assert(ub_policy_parse("alua", &p) && p == UB_POL_ALUA);
+	cr_assert(ub_policy_parse("alua", &p) && p == UB_POL_RR, "the old name of ALUA-aware rr");
+	cr_assert(ub_policy_parse("rr-all", &p) && p == UB_POL_RR_ALL);
+	cr_assert_str_eq(ub_policy_name(UB_POL_RR_ALL), "rr-all");
 	cr_assert_not(ub_policy_parse("random", &p));
 	cr_assert_str_eq(ub_policy_name(UB_POL_QUEUE_LENGTH), "queue-length");
 }
