@@ -1,5 +1,6 @@
 /* Command-line parsing. */
 #include "initiator/cli.h"
+#include "initiator/iscsi_url.h"
 #include "initiator/units.h"
 #include "initiator/diag.h"
 
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void ub_bench_defaults(struct ub_bench *b)
 {
@@ -114,6 +116,44 @@ static bool ms_opt(const char *v, unsigned *out)
 		return false;
 	*out = (unsigned)(ns / 1000000);
 	return true;
+}
+
+/* Two iSCSI URLs with the same portal and target are one network path opened twice (only the
+ * ISID differs): refused, so no sweep reports a "speedup" from it.  Other engines' targets
+ * given twice word for word get a warning (SRP channels to one port are distinct), and are
+ * refused with --sweep-paths. */
+static bool distinct_paths(struct ub_bench *b, struct ub_diag *d)
+{
+	struct ub_iscsi_url u, v;
+	char e[128];
+	bool ok = true;
+
+	for (unsigned i = 0; i < b->npaths; i++)
+		for (unsigned k = 0; k < i; k++) {
+			if (ub_iscsi_url_parse(b->paths[i], &u, e, sizeof(e)) &&
+			    ub_iscsi_url_parse(b->paths[k], &v, e, sizeof(e))) {
+				if (strcasecmp(u.host, v.host) || u.port != v.port ||
+				    strcasecmp(u.target, v.target))
+					continue;
+				ub_diag_error(d, 0,
+					      "--paths: paths %u and %u both reach portal %s target %s: "
+					      "the same path twice, not two paths",
+					      k, i, u.portal, u.target);
+				ok = false;
+			} else if (!strcmp(b->paths[i], b->paths[k])) {
+				if (b->nsweep) {
+					ub_diag_error(d, 0,
+						      "--paths: paths %u and %u are the same target; "
+						      "--sweep-paths would measure one path twice",
+						      k, i);
+					ok = false;
+				} else {
+					ub_diag_warn(d, 0, "--paths: paths %u and %u are the same target",
+						     k, i);
+				}
+			}
+		}
+	return ok;
 }
 
 static bool add_paths(struct ub_bench *b, const char *v, struct ub_diag *d)
@@ -494,6 +534,8 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 				      b->jobs.jobs[i].name, b->jobs.jobs[i].wait_for);
 			ok = false;
 		}
+	if (ok && b->npaths > 1)
+		ok = distinct_paths(b, d);
 	if (ok && b->nsweep) {
 		for (unsigned i = 0; i < b->nsweep; i++)
 			if (b->sweep[i] > b->npaths) {

@@ -110,6 +110,15 @@ Test(bench_cli, paths_replace_filenames_and_sweep_is_checked)
 	cr_assert_not(RUN(&b, &p, "--paths=iscsi://a/iqn.x/0", "--name=j", "--sweep-paths=1,2"));
 	cr_assert(strstr(lasterr, "--sweep-paths asks for 2"), "%s", lasterr);
 	ub_bench_free(&b);
+	/* one portal and target twice is one path, whatever the LUN spelling or the case */
+	cr_assert_not(RUN(&b, &p, "--paths=iscsi://a:3260/iqn.x/0,iscsi://A/IQN.X/0", "--name=j"));
+	cr_assert(strstr(lasterr, "paths 0 and 1 both reach portal") &&
+		      strstr(lasterr, "the same path twice"),
+		  "%s", lasterr);
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--paths=iscsi://a:3260/iqn.x/0,iscsi://a:3261/iqn.x/0", "--name=j"),
+		  "two portals of one target are two paths: %s", lasterr);
+	ub_bench_free(&b);
 }
 
 Test(bench_cli, iscsi_keys)
