@@ -118,7 +118,6 @@ void ub_mpath_fail_path(struct ub_mpath *m, unsigned idx, const char *why)
 	p->state = UB_MP_DOWN;
 	p->backoff_ms = 0;
 	p->attempts = 0;
-	p->reported_retry_failure = false;
 	/* Completes the path's outstanding commands with UB_IO_PATH_ERROR into the done list. */
 	m->eng->disconnect(p->ep, why);
 	schedule_reconnect(m, p);
@@ -376,6 +375,9 @@ static void finish_check(struct ub_mpath *m, unsigned idx)
 	p->state = UB_MP_DOWN;
 	m->eng->disconnect(p->ep, "identity check failed");
 	schedule_reconnect(m, p);
+	ub_mpath_event(m, (int)idx,
+		       "path %u reconnect attempt %u failed: identity check (next in %u ms)", idx,
+		       p->attempts, p->backoff_ms);
 }
 
 static void rtpg_done(struct ub_io *io)
@@ -439,6 +441,8 @@ static void path_housekeeping(struct ub_mpath *m, uint64_t now)
 			if (now < p->next_try_ns)
 				break;
 			p->attempts++;
+			ub_mpath_event(m, (int)i, "path %u reconnect attempt %u (after %u ms backoff)",
+				       i, p->attempts, p->backoff_ms);
 			if (m->eng->connect(p->ep) == 0) {
 				p->state = UB_MP_CONNECTING;
 				break;
@@ -451,16 +455,13 @@ static void path_housekeeping(struct ub_mpath *m, uint64_t now)
 			if (es == UB_PS_UP) {
 				start_check(m, i);
 			} else if (es == UB_PS_DOWN) {
-				if (!p->reported_retry_failure) {
-					ub_mpath_event(m, (int)i,
-						       "path %u reconnect failed: %s "
-						       "(retrying)",
-						       i, m->eng->last_error(p->ep));
-					p->reported_retry_failure = true;
-				}
 				p->state = UB_MP_DOWN;
 				p->backoff_ms = p->backoff_ms * 2 > 4000 ? 4000 : p->backoff_ms * 2;
 				schedule_reconnect(m, p);
+				ub_mpath_event(m, (int)i,
+					       "path %u reconnect attempt %u failed: %s (next in %u ms)",
+					       i, p->attempts, m->eng->last_error(p->ep),
+					       p->backoff_ms);
 			}
 			break;
 		case UB_MP_CHECKING:
@@ -469,6 +470,11 @@ static void path_housekeeping(struct ub_mpath *m, uint64_t now)
 			else if (es == UB_PS_DOWN) {
 				p->state = UB_MP_DOWN;
 				schedule_reconnect(m, p);
+				ub_mpath_event(m, (int)i,
+					       "path %u reconnect attempt %u failed: %s during the "
+					       "identity check (next in %u ms)",
+					       i, p->attempts, m->eng->last_error(p->ep),
+					       p->backoff_ms);
 			}
 			break;
 		case UB_MP_DEAD:

@@ -50,7 +50,6 @@ struct ub_path {
 	unsigned inflight;
 	uint64_t down_since_ns, next_try_ns;
 	unsigned backoff_ms, attempts;
-	bool reported_retry_failure;
 	/* identity re-check after a reconnect */
 	struct ub_io check;
 	struct iovec check_iov;

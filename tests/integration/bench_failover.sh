@@ -57,5 +57,11 @@ t_fail=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path
 t_back=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 restored")) | .time_s][0]')
 check "failure event at ${t_fail}s and restore at ${t_back}s, in order, within the run" \
 	awk -v f="$t_fail" -v b="$t_back" 'BEGIN { exit !(f > 0 && b > f && b < 21) }'
+# every reconnect attempt is listed with its backoff, and each but the last with its failure
+n_try=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 reconnect attempt [0-9]+ \\(after [0-9]+ ms backoff\\)"))] | length')
+n_fail=$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 reconnect attempt [0-9]+ failed: .* \\(next in [0-9]+ ms\\)"))] | length')
+check "reconnect events: $n_try attempts, $n_fail failed, then restored" \
+	test "$n_try" -ge 1 -a "$n_fail" = $((n_try - 1)) -a \
+	"$(jget "$TMPD/fo.json" '[.jobs[0].events[] | select(.message | test("path 1 restored .*\\('"$n_try"' attempts\\)"))] | length')" = 1
 check "path 1 is up at the end" test "$(jget "$TMPD/fo.json" '.jobs[0].paths[1].state')" = up
 finish

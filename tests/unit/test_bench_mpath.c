@@ -448,8 +448,14 @@ Test(bench_mpath, failed_path_reconnects_in_the_background)
 	cr_assert(pump_until(m, path1_up, 3000), "path 1 state %s",
 		  ub_mp_state_str(m->path[1].state));
 	cr_assert_eq(fk[1].connects, 4, "open + 2 refused + 1 good");
-	cr_assert(has_event(m, "reconnect failed"));
-	cr_assert(has_event(m, "path 1 restored"));
+	/* every attempt and its result, with the backoff (reconnect_delay 10 ms, doubling) */
+	cr_assert(has_event(m, "path 1 reconnect attempt 1 (after 10 ms backoff)"));
+	cr_assert(has_event(m, "path 1 reconnect attempt 1 failed: connection refused (next in 20 ms)"));
+	cr_assert(has_event(m, "path 1 reconnect attempt 2 (after 20 ms backoff)"));
+	cr_assert(has_event(m, "path 1 reconnect attempt 2 failed: connection refused (next in 40 ms)"));
+	cr_assert(has_event(m, "path 1 reconnect attempt 3 (after 40 ms backoff)"));
+	cr_assert(has_event(m, "path 1 restored after"));
+	cr_assert(has_event(m, "(3 attempts)"));
 	cr_assert_eq(m->path[1].st.reconnects, 1);
 	ub_mpath_close(m);
 }
