@@ -28,11 +28,17 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "transports/srp/srp_iu.h"
+#include "initiator/srp_wire.h"
 
 #define SRP_IMM_OFF   68 /* what Linux uses: header, 16 bytes of additional CDB, the length */
 #define SRP_IT_IU_LEN (SRP_IMM_OFF + 8192)
 #define SRP_RECV_LEN  4096
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
 #define MAX_DESC      64
 #define MR_CACHE      128
 #define WAITQ	      1024 /* commands beyond the request limit wait here */
@@ -307,8 +313,8 @@ static int take_send(struct srp_path *p)
 static int send_cmd(struct srp_path *p, unsigned s, struct ub_io *io)
 {
 	struct slot *sl = &p->slots[s];
-	struct srp_desc d[MAX_DESC];
-	struct srp_cmd_build b = {0};
+	struct ub_srp_buf d[MAX_DESC];
+	struct ub_srp_cmd b = {0};
 	struct ibv_mr *imm_mr = NULL;
 	uint8_t cdb[16];
 	uint32_t bytes = 0;
@@ -331,36 +337,34 @@ static int send_cmd(struct srp_path *p, unsigned s, struct ub_io *io)
 		bytes = io->nblocks * p->block_size;
 	}
 	b.cdb = cdb;
-	b.tag = srp_tag_of(s);
-	srp_put16(b.lun, (uint16_t)(p->url.lun < 256 ? p->url.lun : (0x4000 | p->url.lun)));
-	b.dir = !bytes ? SRP_DIR_NONE : io->write ? SRP_DIR_OUT : SRP_DIR_IN;
+	b.tag = s;
+	b.lun = (uint16_t)p->url.lun;
+	b.dir = !bytes ? UB_SRP_NONE : io->write ? UB_SRP_OUT : UB_SRP_IN;
 	sl->nmr = 0;
-	if (b.dir == SRP_DIR_OUT && p->imm && io->iovcnt == 1 &&
+	if (b.dir == UB_SRP_OUT && p->imm && io->iovcnt == 1 &&
 	    SRP_IMM_OFF + bytes <= p->max_it_iu_len) {
 		imm_mr = mr_get(p, io->iov[0].iov_base, io->iov[0].iov_len);
 		if (!imm_mr)
 			goto nomr;
 		sl->mr[sl->nmr++] = imm_mr;
-		b.fmt = SRP_FMT_IMM;
 		b.imm_len = bytes;
 		b.imm_off = SRP_IMM_OFF;
-	} else if (b.dir != SRP_DIR_NONE) {
+	} else if (b.dir != UB_SRP_NONE) {
 		for (int i = 0; i < io->iovcnt; i++) {
 			struct ibv_mr *mr = mr_get(p, io->iov[i].iov_base, io->iov[i].iov_len);
 			if (!mr)
 				goto nomr;
 			sl->mr[sl->nmr++] = mr;
-			d[i] = (struct srp_desc){(uintptr_t)io->iov[i].iov_base, mr->rkey,
-						 (uint32_t)io->iov[i].iov_len};
+			d[i] = (struct ub_srp_buf){(uintptr_t)io->iov[i].iov_base, mr->rkey,
+						   (uint32_t)io->iov[i].iov_len};
 		}
-		b.descs = d;
-		b.ndesc = (unsigned)io->iovcnt;
-		b.fmt = io->iovcnt == 1 ? SRP_FMT_DIRECT : SRP_FMT_INDIRECT;
+		b.bufs = d;
+		b.nbufs = (unsigned)io->iovcnt;
 		/* the table is in the IU itself: where it would be fetched from */
-		b.table = (struct srp_desc){(uintptr_t)send_buf(p, (unsigned)ss) + 48 + 20,
-					    p->iu_mr->rkey, 0};
+		b.table_va = (uintptr_t)send_buf(p, (unsigned)ss) + UB_SRP_CMD_HDR_LEN + 20;
+		b.table_key = p->iu_mr->rkey;
 	}
-	len = srp_build_cmd(send_buf(p, (unsigned)ss), SRP_IT_IU_LEN, &b);
+	len = ub_srp_cmd(send_buf(p, (unsigned)ss), SRP_IT_IU_LEN, &b);
 	if (!len || len > p->max_it_iu_len) {
 		p->send_free[p->nsend_free++] = ss;
 		for (unsigned i = 0; i < sl->nmr; i++)
@@ -371,8 +375,9 @@ static int send_cmd(struct srp_path *p, unsigned s, struct ub_io *io)
 	sl->io = io;
 	sl->t0 = ub_now_ns();
 	io->eng_path = (struct ub_epath *)p;
-	rc = post_send(p, (unsigned)ss, (uint32_t)len, b.fmt == SRP_FMT_IMM ? &io->iov[0] : NULL,
-		       imm_mr);
+	/* immediate data: the IU header from the send buffer, the data from the caller's */
+	rc = post_send(p, (unsigned)ss, imm_mr ? SRP_IMM_OFF : (uint32_t)len,
+		       imm_mr ? &io->iov[0] : NULL, imm_mr);
 	if (rc) {
 		fail(p, "%s: send failed: %s", p->url.dest_str, strerror(rc));
 		return -EIO;
@@ -486,7 +491,7 @@ static void setup_done(struct ub_io *io)
 	for (int i = 0; i < 8; i++)
 		last = last << 8 | b[i];
 	p->nblocks = last + 1;
-	p->block_size = srp_get32(b + 8);
+	p->block_size = (uint32_t)b[8] << 24 | (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
 	if (!p->block_size || p->block_size > (1u << 20)) {
 		fail(p, "READ CAPACITY(16): implausible block size %u", p->block_size);
 		return;
@@ -508,8 +513,8 @@ static void route_resolved(struct srp_path *p)
 {
 	struct ibv_qp_init_attr qa = {0};
 	struct rdma_conn_param cp = {0};
-	struct srp_login_req lr = {0};
-	uint8_t priv[SRP_LOGIN_REQ_RDMA_LEN];
+	struct ub_srp_login lr = {0};
+	uint8_t priv[UB_SRP_LOGIN_REQ_LEN];
 	unsigned depth = p->url.queue_size;
 	union ibv_gid gid;
 
@@ -559,18 +564,14 @@ static void route_resolved(struct srp_path *p)
 	/* SRP_LOGIN_REQ: initiator port id = initiator_ext || port GUID, as ib_srp builds it */
 	memset(&gid, 0, sizeof(gid));
 	ibv_query_gid(p->id->verbs, p->id->port_num, 0, &gid);
-	srp_put64(lr.initiator_port_id, p->url.initiator_ext);
+	put64(lr.initiator_port_id, p->url.initiator_ext);
 	memcpy(lr.initiator_port_id + 8, gid.raw + 8, 8);
-	srp_put64(lr.target_port_id, p->url.id_ext);
-	srp_put64(lr.target_port_id + 8, p->url.ioc_guid);
-	lr.req_it_iu_len = SRP_IT_IU_LEN;
-	lr.req_buf_fmt = SRP_BUF_FMT_DIRECT | SRP_BUF_FMT_INDIRECT;
-	lr.req_flags = p->url.multichannel ? SRP_MCA_MULTI : SRP_MCA_SINGLE;
-	if (p->url.imm) {
-		lr.req_flags |= SRP_REQ_IMMED;
-		lr.imm_data_offset = SRP_IMM_OFF;
-	}
-	srp_build_login_rdma(priv, &lr);
+	put64(lr.target_port_id, p->url.id_ext);
+	put64(lr.target_port_id + 8, p->url.ioc_guid);
+	lr.it_iu_len = SRP_IT_IU_LEN;
+	lr.multichannel = p->url.multichannel;
+	lr.imm_off = p->url.imm ? SRP_IMM_OFF : 0;
+	ub_srp_login_req(priv, &lr);
 	cp.private_data = priv;
 	cp.private_data_len = sizeof(priv);
 	cp.responder_resources = 16; /* the target RDMA READs our data-out */
@@ -586,32 +587,32 @@ static void route_resolved(struct srp_path *p)
 
 static void established(struct srp_path *p, const struct rdma_cm_event *ev)
 {
-	struct srp_login_rsp rsp;
+	struct ub_srp_login_rsp rsp;
 
-	if (srp_parse_login_rsp(ev->param.conn.private_data, ev->param.conn.private_data_len,
-				&rsp)) {
+	if (!ub_srp_login_rsp(ev->param.conn.private_data, ev->param.conn.private_data_len,
+			      &rsp)) {
 		fail(p, "%s: connected without an SRP_LOGIN_RSP", p->url.dest_str);
 		return;
 	}
-	if (rsp.max_ti_iu_len > SRP_RECV_LEN || rsp.max_it_iu_len < 64 || !rsp.req_lim_delta) {
+	if (rsp.max_ti_iu_len > SRP_RECV_LEN || rsp.max_it_iu_len < 64 || !rsp.req_lim) {
 		fail(p, "%s: SRP_LOGIN_RSP with max_ti_iu_len %u, max_it_iu_len %u, req_lim %u",
-		     p->url.dest_str, rsp.max_ti_iu_len, rsp.max_it_iu_len, rsp.req_lim_delta);
+		     p->url.dest_str, rsp.max_ti_iu_len, rsp.max_it_iu_len, rsp.req_lim);
 		return;
 	}
-	p->credits = (int32_t)rsp.req_lim_delta;
+	p->credits = (int32_t)rsp.req_lim;
 	p->max_it_iu_len = rsp.max_it_iu_len < SRP_IT_IU_LEN ? rsp.max_it_iu_len : SRP_IT_IU_LEN;
-	p->imm = p->url.imm && (rsp.rsp_flags & SRP_RSP_IMMED_SUPPORTED);
+	p->imm = p->url.imm && rsp.imm;
 	p->tur_tries = 0;
 	setup_cmd(p, PH_TUR);
 }
 
 static void rejected(struct srp_path *p, const struct rdma_cm_event *ev)
 {
-	struct srp_login_rej rej;
+	uint32_t reason;
 
-	if (!srp_parse_login_rej(ev->param.conn.private_data, ev->param.conn.private_data_len,
-				 &rej))
-		fail(p, "SRP login to %s rejected: reason 0x%08x", p->url.dest_str, rej.reason);
+	if (ub_srp_login_rej(ev->param.conn.private_data, ev->param.conn.private_data_len,
+			     &reason))
+		fail(p, "SRP login to %s rejected: reason 0x%08x", p->url.dest_str, reason);
 	else
 		fail(p, "connection to %s rejected (CM status %d)", p->url.dest_str, ev->status);
 }
@@ -694,16 +695,16 @@ static int srp_connect(struct ub_epath *ep)
 
 static void on_rsp(struct srp_path *p, const uint8_t *b, uint32_t len)
 {
-	struct srp_rsp_view v;
+	struct ub_srp_rsp v;
 	uint64_t s;
 	struct ub_io *io;
 
-	if (srp_parse_rsp(b, len, &v)) {
+	if (!ub_srp_rsp(b, len, &v)) {
 		fail(p, "%s: malformed SRP_RSP", p->url.dest_str);
 		return;
 	}
 	p->credits += (int32_t)v.req_lim_delta;
-	s = srp_tag_u64(v.tag);
+	s = v.tag;
 	if (s >= p->nslots || !p->slots[s].io) {
 		fail(p, "%s: SRP_RSP for an unknown tag %llu", p->url.dest_str,
 		     (unsigned long long)s);
@@ -713,10 +714,10 @@ static void on_rsp(struct srp_path *p, const uint8_t *b, uint32_t len)
 	io->status = v.status;
 	io->residual = 0;
 	io->sense_key = io->asc = io->ascq = 0;
-	if (v.flags & SRP_RSP_F_DIUNDER)
-		io->residual = v.data_in_resid;
-	else if (v.flags & SRP_RSP_F_DOUNDER)
-		io->residual = v.data_out_resid;
+	if (v.di_under)
+		io->residual = v.di_resid;
+	else if (v.do_under)
+		io->residual = v.do_resid;
 	if (v.sense_len >= 14) {
 		if ((v.sense[0] & 0x7f) >= 0x72) { /* descriptor format */
 			io->sense_key = v.sense[1] & 0x0f;
@@ -736,24 +737,21 @@ static void on_rsp(struct srp_path *p, const uint8_t *b, uint32_t len)
 /* A request of the target's (credits, asynchronous event): answer it from a spare buffer. */
 static void on_target_req(struct srp_path *p, const uint8_t *b, uint32_t len)
 {
-	struct srp_tag tag;
+	uint64_t tag;
+	uint32_t delta;
 	uint8_t op;
 	int ss;
 
-	if (srp_iu_peek(b, len, &op, &tag))
+	if (!ub_srp_target_req(b, len, &op, &tag, &delta))
 		return;
-	if (op == SRP_OP_CRED_REQ || op == SRP_OP_AER_REQ)
-		p->credits += (int32_t)srp_get32(b + 4);
+	p->credits += (int32_t)delta;
 	ss = take_send(p);
 	if (ss < 0) {
 		fail(p, "%s: no buffer to answer a target request", p->url.dest_str);
 		return;
 	}
-	if (op == SRP_OP_CRED_REQ)
-		srp_build_cred_rsp(send_buf(p, (unsigned)ss), tag);
-	else
-		srp_build_aer_rsp(send_buf(p, (unsigned)ss), tag);
-	if (post_send(p, (unsigned)ss, 16, NULL, NULL))
+	ub_srp_target_rsp(send_buf(p, (unsigned)ss), op, tag);
+	if (post_send(p, (unsigned)ss, UB_SRP_TARGET_RSP_LEN, NULL, NULL))
 		fail(p, "%s: send failed", p->url.dest_str);
 }
 
@@ -777,13 +775,15 @@ static void cq_poll(struct srp_path *p)
 			const uint8_t *b = recv_buf(p, (unsigned)wc[i].wr_id);
 			uint8_t op = wc[i].byte_len ? b[0] : 0xff;
 
-			if (op == SRP_OP_RSP)
+			uint32_t reason = 0;
+
+			if (op == UB_SRP_RSP)
 				on_rsp(p, b, wc[i].byte_len);
-			else if (op == SRP_OP_CRED_REQ || op == SRP_OP_AER_REQ)
+			else if (op == UB_SRP_CRED_REQ || op == UB_SRP_AER_REQ)
 				on_target_req(p, b, wc[i].byte_len);
-			else if (op == SRP_OP_T_LOGOUT)
-				fail(p, "%s: target logout (reason %u)", p->url.dest_str,
-				     wc[i].byte_len >= 8 ? srp_get32(b + 4) : 0);
+			else if (op == UB_SRP_T_LOGOUT)
+				fail(p, "%s: target logout (reason 0x%08x)", p->url.dest_str,
+				     ub_srp_t_logout(b, wc[i].byte_len, &reason) ? reason : 0);
 			else
 				fail(p, "%s: unexpected IU type 0x%02x", p->url.dest_str, op);
 			if (!p->failed && post_recv(p, (unsigned)wc[i].wr_id))
