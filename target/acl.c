@@ -6,6 +6,7 @@
  * whole pattern.  Names compare case-insensitively as SCST's wildcmp() does (iSCSI names are
  * case-insensitive, RFC 3722). */
 #include <ctype.h>
+#include <stdio.h>
 
 #include "target/tgt_model.h"
 
@@ -41,6 +42,18 @@ bool tgt_wildcard_match(const char *pattern, const char *name)
 	if (*pattern == '!')
 		return !glob_match(pattern + 1, name);
 	return glob_match(pattern, name);
+}
+
+const struct scsi_lun_table *tgt_acl_resolve_portal(const struct tgt_target *t, const char *iname,
+						    const char *portal)
+{
+	char name[SCSI_NAME_MAX + 72];
+
+	if (iname && portal && t->per_portal_acl) {
+		snprintf(name, sizeof(name), "%s#%s", iname, portal);
+		iname = name;
+	}
+	return tgt_acl_resolve(t, iname);
 }
 
 const struct scsi_lun_table *tgt_acl_resolve(const struct tgt_target *t, const char *iname)

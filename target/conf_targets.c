@@ -152,6 +152,8 @@ static void target_fields(struct conf_loader *L, struct tgt_target *t, const str
 
 	if (!strcasecmp(a->key, "enabled")) {
 		conf_bool(L, a, &t->enabled);
+	} else if (!strcasecmp(a->key, "per_portal_acl")) {
+		conf_bool(L, a, &t->per_portal_acl);
 	} else if (!strcasecmp(a->key, "rel_tgt_id")) {
 		if (parse_u64(a->value, &v) && v == 0) {
 			/* SCST shows an unset id as 0 and -write_config -nonkey writes it */

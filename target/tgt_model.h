@@ -59,6 +59,7 @@ struct tgt_target {
 	struct tgt_driver *driver;
 	bool enabled;	     /* SCST semantics: off unless "enabled 1" (copy_manager: always on) */
 	bool hw_target;	     /* HW_TARGET keyword */
+	bool per_portal_acl; /* iSCSI: patterns match "<initiator>#<portal address>" */
 	uint16_t rel_tgt_id; /* explicit, or the lowest free one assigned at load (SCST does too) */
 	int rel_tgt_id_line; /* where it was set; 0 when assigned automatically */
 	struct tgt_attrs attrs; /* transport attributes (iSCSI keys, CHAP users, allowed_portal) */
@@ -146,6 +147,11 @@ const struct tgt_device *tgt_config_device(const struct tgt_config *cfg, const c
 /* ACL: the LUN set initiator `iname` sees on target t (SCST rules: the first GROUP whose
  * INITIATOR patterns match, else the target's own LUNs).  Never NULL; may be empty. */
 const struct scsi_lun_table *tgt_acl_resolve(const struct tgt_target *t, const char *iname);
+/* The same for a login that arrived at portal address `portal` ("10.0.0.1", "[fe80::1]"; NULL
+ * when unknown).  On a target with per_portal_acl 1 the name matched is "<iname>#<portal>", as
+ * iSCSI-SCST names such sessions, so one initiator can see other LUNs through another portal. */
+const struct scsi_lun_table *tgt_acl_resolve_portal(const struct tgt_target *t, const char *iname,
+						    const char *portal);
 /* SCST wildcard match: '*', '?', and a leading '!' negates. */
 bool tgt_wildcard_match(const char *pattern, const char *name);
 

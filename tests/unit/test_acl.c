@@ -130,3 +130,64 @@ Test(acl, resolution_follows_scst_rules)
 	cr_assert_eq(tgt_acl_resolve(p, "iqn.x:db-1")->n, 0);
 	tgt_config_free(cfg);
 }
+
+/* per_portal_acl 1 (iSCSI-SCST): the name matched is "<initiator>#<portal address>", so an
+ * initiator can be given other LUNs through another portal; without it '#' patterns never
+ * match a plain initiator name. */
+static const char portal_conf[] = "HANDLER ramdisk {\n"
+				  " DEVICE dflt { size_mb 1 }\n"
+				  " DEVICE a { size_mb 1 }\n"
+				  " DEVICE b { size_mb 1 }\n"
+				  " DEVICE v6 { size_mb 1 }\n"
+				  "}\n"
+				  "TARGET_DRIVER iscsi {\n"
+				  " TARGET pp {\n"
+				  "  enabled 1\n"
+				  "  per_portal_acl 1\n"
+				  "  LUN 0 dflt\n"
+				  "  GROUP a {\n"
+				  "   INITIATOR iqn.x:host\\#10.0.0.1\n"
+				  "   LUN 0 a\n"
+				  "  }\n"
+				  "  GROUP b {\n"
+				  "   INITIATOR iqn.x:*\\#192.168.*\n"
+				  "   LUN 0 b\n"
+				  "  }\n"
+				  "  GROUP v6 {\n"
+				  "   INITIATOR *\\#[fe80::1]\n"
+				  "   LUN 0 v6\n"
+				  "  }\n"
+				  " }\n"
+				  " TARGET plain {\n"
+				  "  enabled 1\n"
+				  "  LUN 0 dflt\n"
+				  "  GROUP a {\n"
+				  "   INITIATOR iqn.x:host\\#10.0.0.1\n"
+				  "   LUN 0 a\n"
+				  "  }\n"
+				  " }\n"
+				  "}\n";
+
+Test(acl, per_portal_acl_matches_name_hash_portal)
+{
+	struct captured c;
+	struct diag d;
+	struct tgt_config *cfg = load_str(portal_conf, &c, &d);
+	cr_assert_not_null(cfg, "%s", cap_dump(&c));
+	const struct tgt_target *t = &cfg->drivers[0].targets[0];
+	const struct tgt_target *plain = &cfg->drivers[0].targets[1];
+
+	cr_assert(t->per_portal_acl);
+	cr_assert_not(plain->per_portal_acl);
+	cr_assert_eq(tgt_acl_resolve_portal(t, "iqn.x:host", "10.0.0.1"), &t->groups[0].table);
+	cr_assert_eq(tgt_acl_resolve_portal(t, "iqn.x:host", "10.0.0.2"), &t->table,
+		     "same initiator, other portal: the default LUN set");
+	cr_assert_eq(tgt_acl_resolve_portal(t, "iqn.x:other", "192.168.7.1"), &t->groups[1].table);
+	cr_assert_eq(tgt_acl_resolve_portal(t, "iqn.y:v", "[fe80::1]"), &t->groups[2].table);
+	cr_assert_eq(tgt_acl_resolve_portal(t, "iqn.x:host", NULL), &t->table,
+		     "portal unknown: the bare name, which no '#' pattern matches");
+	/* without per_portal_acl the portal is not part of the name */
+	cr_assert_eq(tgt_acl_resolve_portal(plain, "iqn.x:host", "10.0.0.1"), &plain->table);
+	cr_assert_eq(tgt_acl_resolve(plain, "iqn.x:host#10.0.0.1"), &plain->groups[0].table);
+	tgt_config_free(cfg);
+}

@@ -19,6 +19,9 @@ static const char *CONF =
     " TARGET iqn.2026-12.org.utgt:group {\n  enabled 1\n"
     "  GROUP g {\n   INITIATOR iqn.2026-12.org.utgt:friend\n   LUN 0 rd0\n  }\n }\n"
     " TARGET iqn.2026-12.org.utgt:fenced {\n  enabled 1\n  allowed_portal 10.*\n  LUN 0 rd0\n }\n"
+    " TARGET iqn.2026-12.org.utgt:perportal {\n  enabled 1\n  per_portal_acl 1\n"
+    "  GROUP g {\n   INITIATOR iqn.2026-12.org.utgt:friend\\#10.9.9.9\n"
+    "   INITIATOR iqn.2026-12.org.utgt:friend\\#[::1]\n   LUN 0 rd0\n  }\n }\n"
     "}\n";
 
 static void local_v4(struct sockaddr_storage *ss, const char *ip, uint16_t port)
@@ -99,6 +102,47 @@ Test(iscsi_text, allowed_portal_patterns, .fini = teardown)
 	cr_assert(
 	    iscsit_portal_allowed(&iscsit_global->tgts[0], &iscsit_global->portals[0], &local),
 	    "no allowed_portal: every portal");
+}
+
+static void local_v6(struct sockaddr_storage *ss, const char *ip)
+{
+	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	a->sin6_family = AF_INET6;
+	a->sin6_port = htons(3260);
+	inet_pton(AF_INET6, ip, &a->sin6_addr);
+}
+
+/* per_portal_acl 1: the ACL name is "<initiator>#<address the connection reached>", IPv6 in
+ * brackets and IPv4-mapped addresses as IPv4, as iSCSI-SCST names such sessions. */
+Test(iscsi_text, per_portal_acl_uses_the_local_address, .fini = teardown)
+{
+	const char *friend = "iqn.2026-12.org.utgt:friend";
+	struct sockaddr_storage local;
+	const struct iscsit_tgt *pp;
+	struct iscsit_text out = {0};
+
+	ih_start_conf(&T, CONF);
+	pp = &iscsit_global->tgts[5];
+	cr_assert_str_eq(pp->name, "iqn.2026-12.org.utgt:perportal");
+	local_v4(&local, "10.9.9.9", 3260);
+	cr_assert_eq(iscsit_acl_luns(pp, friend, &local)->n, 1);
+	local_v4(&local, "10.9.9.8", 3260);
+	cr_assert_eq(iscsit_acl_luns(pp, friend, &local)->n, 0, "another portal: no LUN");
+	local_v6(&local, "::1");
+	cr_assert_eq(iscsit_acl_luns(pp, friend, &local)->n, 1, "IPv6 in brackets");
+	local_v6(&local, "::ffff:10.9.9.9");
+	cr_assert_eq(iscsit_acl_luns(pp, friend, &local)->n, 1, "IPv4-mapped is IPv4");
+	/* discovery follows: listed through the right portal only */
+	local_v4(&local, "10.9.9.9", 3260);
+	iscsit_sendtargets(iscsit_global, "All", friend, &local, NULL, NULL, &out);
+	cr_assert_eq(count(&out, "TargetName=iqn.2026-12.org.utgt:perportal"), 1);
+	iscsit_text_free(&out);
+	local_v4(&local, "127.0.0.1", 3260);
+	iscsit_sendtargets(iscsit_global, "All", friend, &local, NULL, NULL, &out);
+	cr_assert_eq(count(&out, "TargetName=iqn.2026-12.org.utgt:perportal"), 0);
+	iscsit_text_free(&out);
 }
 
 /* Text request over a discovery session; returns the full answer (continuations followed). */

@@ -471,6 +471,10 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 /* Does this target accept logins through portal p reached at local address `local`? */
 bool iscsit_portal_allowed(const struct iscsit_tgt *t, const struct iscsit_portal *p,
 			   const struct sockaddr_storage *local);
+/* The LUN set initiator iname sees on t through a connection to local address `local` (the
+ * target's ACL; with per_portal_acl 1 the portal address is part of the name matched). */
+const struct scsi_lun_table *iscsit_acl_luns(const struct iscsit_tgt *t, const char *iname,
+					     const struct sockaddr_storage *local);
 /* iscsi_cmd.c */
 int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx);
 int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);

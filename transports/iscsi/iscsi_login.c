@@ -130,7 +130,7 @@ static uint16_t first_pdu_checks(struct iscsit_conn *c, struct iscsit_kv *kv, un
 			return ISCSI_LOGIN_NOT_FOUND;
 		if (!iscsit_portal_allowed(t, c->portal, &c->local) || !c->xp->target_allowed(t))
 			return ISCSI_LOGIN_NOT_FOUND;
-		if (tgt_acl_resolve(t->t, iname)->n == 0)
+		if (iscsit_acl_luns(t, iname, &c->local)->n == 0)
 			return ISCSI_LOGIN_AUTHZ_FAILED;
 		c->tgt = t;
 		l->auth = &t->auth;

@@ -77,7 +77,7 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 		snprintf(s->nexus.target_port, sizeof(s->nexus.target_port), "%s,t,0x%04x",
 			 s->tgt->name, s->tgt->tpgt);
 		s->nexus.rel_tgt_id = s->tgt->rel_tgt_id;
-		s->nexus.luns = tgt_acl_resolve(s->tgt->t, p->initiator_name);
+		s->nexus.luns = iscsit_acl_luns(s->tgt, p->initiator_name, &c->local);
 	}
 
 	pthread_mutex_lock(&ctx->sess_lock);

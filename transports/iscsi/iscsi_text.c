@@ -52,6 +52,24 @@ bool iscsit_portal_allowed(const struct iscsit_tgt *t, const struct iscsit_porta
 	return false;
 }
 
+const struct scsi_lun_table *iscsit_acl_luns(const struct iscsit_tgt *t, const char *iname,
+					     const struct sockaddr_storage *local)
+{
+	char addr[INET6_ADDRSTRLEN + 2] = "";
+
+	if (local && t->t->per_portal_acl) {
+		iscsit_sockaddr_str(local, addr + 1, sizeof(addr) - 2, false);
+		/* iSCSI-SCST writes an IPv6 portal in brackets (IPv4-mapped ones are IPv4) */
+		if (strchr(addr + 1, ':')) {
+			addr[0] = '[';
+			strcat(addr, "]");
+		} else {
+			memmove(addr, addr + 1, strlen(addr + 1) + 1);
+		}
+	}
+	return tgt_acl_resolve_portal(t->t, iname, addr[0] ? addr : NULL);
+}
+
 void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *iname,
 			const struct sockaddr_storage *local, const struct iscsit_portal *via,
 			const struct iscsit_tgt *session_tgt, struct iscsit_text *out)
@@ -65,7 +83,7 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 			continue;
 		if (!session_tgt && strcmp(what, "All") && strcmp(what, t->name))
 			continue;
-		if (!t->t->enabled || tgt_acl_resolve(t->t, iname)->n == 0)
+		if (!t->t->enabled || iscsit_acl_luns(t, iname, local)->n == 0)
 			continue;
 		for (unsigned k = 0; k < ctx->nportals && naddr < 16; k++) {
 			const struct iscsit_portal *p = &ctx->portals[k];

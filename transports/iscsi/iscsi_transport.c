@@ -21,6 +21,7 @@ static const char *const target_attrs[] = {
     "rel_tgt_id",
     "tpgt",
     "TargetAlias",
+    "per_portal_acl",
     "IncomingUser",
     "OutgoingUser",
     "allowed_portal",
