@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "scsi/scsi_dev.h"
 
@@ -52,6 +53,7 @@ enum kind {
 	K_QUIET,  /* read-only / informational as -nonkey writes it: accepted, no message */
 	K_UNUSED, /* a real SCST attribute utgt does not implement: accepted with a warning */
 	K_KERNEL, /* SCST-kernel tuning: warning "SCST-kernel only; ignored" */
+	K_RO,	  /* read-only state SCST reports, nothing to check it against: warning */
 };
 
 struct attr_def {
@@ -410,14 +412,15 @@ static const struct attr_def attr_defs[] = {
     {"opt_trans_len", H_ALL, K_QUIET, check_number},
     {"expl_alua", H_ALL, K_QUIET, check_bool},
     {"cluster_mode", H_ALL, K_QUIET, check_off_or_warn},
-    {"active", H_BLOCK, K_QUIET, check_active},
-    {"bind_alua_state", H_BLOCK, K_QUIET, check_bool},
+    {"active", H_DISK, K_QUIET, check_active},
+    {"bind_alua_state", H_DISK, K_QUIET, check_bool},
     {"resync_size", H_DISK, K_QUIET, NULL},
     {"sync", H_DISK, K_QUIET, NULL},
     {"exported", H_ALL, K_QUIET, NULL},
     {"handler", H_ALL, K_QUIET, NULL},
     {"dif_checks_failed", H_ALL, K_QUIET, NULL},
     {"dump_prs", H_ALL, K_QUIET, NULL},
+    {"pr_state", H_ALL, K_RO, NULL},
     /* SCST's kernel module only */
     {"threads_num", H_ALL, K_KERNEL, check_number},
     {"threads_pool_type", H_ALL, K_KERNEL, NULL},
@@ -426,7 +429,9 @@ static const struct attr_def attr_defs[] = {
     {"dif_mode", H_ALL, K_KERNEL, NULL},
     {"dif_type", H_ALL, K_KERNEL, NULL},
     {"dif_static_app_tag", H_ALL, K_KERNEL, NULL},
-    {"dif_filename", H_DISK, K_KERNEL, NULL},
+    {"dif_filename", H_ALL, K_KERNEL, NULL},
+    {"block", H_ALL, K_KERNEL, NULL}, /* SCST's "blocked commands" switch, written "0 0" */
+    {"gen_tp_soft_threshold_reached_UA", H_ALL, K_KERNEL, NULL},
     {"max_tgt_dev_commands", H_ALL, K_KERNEL, NULL},
     {"pr_file_name", H_ALL, K_KERNEL, NULL},
     {"zero_copy", H_ALL, K_KERNEL, NULL},
@@ -464,6 +469,23 @@ static void handler_defaults(struct cfg *c)
 	c->bs->thin_provisioned = c->hmask == H_BLOCK || c->hmask == H_RAM;
 }
 
+/* `size` / `size_mb` as -write_config -nonkey writes them describe the file SCST had open.  A
+ * file that has changed size since is worth a word: a smaller LU than the file is served (the
+ * configured size bounds it), a larger one cannot be (existing files are never grown).  Only
+ * the file's metadata is read, so --check still leaves backing stores alone. */
+static void check_size_against_file(struct cfg *c, uint64_t size)
+{
+	int line = c->have_size ? c->size_line : c->size_mb_line;
+	struct stat st;
+
+	if (stat(c->bs->filename, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == size)
+		return;
+	diag_warn(c->d, line, "DEVICE %s: size %llu disagrees with %s (%llu bytes); %s", c->p->name,
+		  (unsigned long long)size, c->bs->filename, (unsigned long long)st.st_size,
+		  (uint64_t)st.st_size > size ? "the LU is the configured size"
+					      : "the file is not grown, so it cannot be opened");
+}
+
 /* Cross-attribute rules, once every attribute is in. */
 static void finish(struct cfg *c, int dev_line)
 {
@@ -487,6 +509,8 @@ static void finish(struct cfg *c, int dev_line)
 			   "%s: size %llu is smaller than one %u-byte block", c->p->name,
 			   (unsigned long long)size, c->bs->block_size);
 	c->bs->size = size;
+	if (size && (c->hmask & H_FILE) && c->have_filename)
+		check_size_against_file(c, size);
 	if ((c->hmask & H_DISK) && !c->have_filename)
 		diag_error(c->d, dev_line, "DEVICE %s: %s needs a filename", c->p->name,
 			   c->handler);
@@ -566,6 +590,11 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 		}
 		if (def->kind == K_KERNEL) {
 			diag_warn(d, a->line, "attribute %s is SCST-kernel only; ignored",
+				  def->name);
+			continue;
+		}
+		if (def->kind == K_RO) {
+			diag_warn(d, a->line, "attribute %s is read-only state of SCST; ignored",
 				  def->name);
 			continue;
 		}

@@ -21,53 +21,51 @@ static const char *const ours_tg_target[] = {"rel_tgt_id", END};
 /* Writable in SCST's kernel, meaningless to utgt. */
 static const char *const scst_global[] = {
     "setup_id", "max_tasklet_cmd",	 "threads",	    "suspend",	    "trace_level",
-    "poll_us",	"force_global_sgv_pool", "measure_latency", "cluster_name", END};
+    "poll_us",	"force_global_sgv_pool", "measure_latency", "cluster_name", "async_lun_replace",
+    END};
 static const char *const scst_handler[] = {"trace_level", END};
 static const char *const scst_driver[] = {"trace_level", END};
 static const char *const scst_target[] = {"addr_method", "cpu_mask",	"io_grouping_type",
 					  "black_hole",	 "forwarding",	"aen_disabled",
 					  "forward_src", "forward_dst", END};
 static const char *const scst_group[] = {"addr_method", "cpu_mask", "io_grouping_type",
-					 "black_hole", END};
+					 "black_hole",
+					 /* iSCSI-SCST: a kernel thread pool per session */
+					 "per_sess_dedicated_tgt_threads", END};
 
 /* Read-only in SCST; 'scstadmin -write_config -nonkey' writes some of them. */
 static const char *const ro_global[] = {"version", "last_sysfs_mgmt_res", "trace_cmds",
 					"trace_mcmds", END};
 static const char *const ro_handler[] = {"type", END};
 static const char *const ro_driver[] = {"version", "open_state", END};
-static const char *const ro_target[] = {"hw_target", "tid", "dif_checks_failed", END};
+/* Every target driver's statistics and capabilities (scst_sysfs.c) */
+static const char *const ro_target[] = {"hw_target",	     "tid",
+					"dif_checks_failed", "sg_tablesize",
+					"dif_capabilities",  "read_cmd_count",
+					"write_cmd_count",   "bidi_cmd_count",
+					"none_cmd_count",    "unknown_cmd_count",
+					"read_io_count_kb",  "write_io_count_kb",
+					"bidi_io_count_kb",  END};
 
 /* iSCSI-SCST (driver "iscsi", over TCP and iSER alike: SCST's isert module is a transport of
  * iscsi-scst, not a driver of its own). */
-static const char *const iscsi_driver[] = {
-    "IncomingUser",    "OutgoingUser", "iSNSServer",	 "iSNSAccessControl",
-    "internal_portal", "link_local",   "per_portal_acl", END};
-static const char *const iscsi_target[] = {"IncomingUser",
-					   "OutgoingUser",
-					   "HeaderDigest",
-					   "DataDigest",
-					   "InitialR2T",
-					   "ImmediateData",
-					   "MaxRecvDataSegmentLength",
-					   "MaxXmitDataSegmentLength",
-					   "MaxBurstLength",
-					   "FirstBurstLength",
-					   "MaxOutstandingR2T",
-					   "MaxSessions",
-					   "QueuedCommands",
-					   "RspTimeout",
-					   "NopInInterval",
-					   "NopInTimeout",
-					   "DataPDUInOrder",
-					   "DataSequenceInOrder",
-					   "ErrorRecoveryLevel",
-					   "DefaultTime2Wait",
-					   "DefaultTime2Retain",
-					   "MaxConnections",
-					   "allowed_portal",
-					   "per_portal_acl",
-					   "redirect",
-					   END};
+static const char *const iscsi_driver[] = {"IncomingUser",	"OutgoingUser",	    "iSNSServer",
+					   "iSNSAccessControl", "internal_portal",  "link_local",
+					   "per_portal_acl",	"isns_entity_name", END};
+static const char *const iscsi_target[] = {
+    "IncomingUser", "OutgoingUser", "HeaderDigest", "DataDigest", "InitialR2T", "ImmediateData",
+    "MaxRecvDataSegmentLength", "MaxXmitDataSegmentLength", "MaxBurstLength", "FirstBurstLength",
+    "MaxOutstandingR2T", "MaxSessions", "QueuedCommands", "RspTimeout", "NopInInterval",
+    "NopInTimeout", "DataPDUInOrder", "DataSequenceInOrder", "ErrorRecoveryLevel",
+    "DefaultTime2Wait", "DefaultTime2Retain", "MaxConnections", "allowed_portal", "per_portal_acl",
+    "redirect", "alias",
+    /* RFC 3720 keys that RFC 7143 removed: utgt answers
+     * OFMarker/IFMarker No and sends no AHS it would limit */
+    "OFMarker", "IFMarker", "OFMarkInt", "IFMarkInt", "MaxAHSLength", END};
+/* ib_srpt (srpt/README): the completion vector mask and the SRP target port id are SCST
+ * kernel settings; device, link_layer and login_info describe the HCA port. */
+static const char *const srpt_target[] = {"comp_v_mask", "port_id", END};
+static const char *const srpt_ro_target[] = {"device", "link_layer", "login_info", END};
 static const char *const copy_manager_driver[] = {"allow_not_connected_copy", END};
 static const char *const none[] = {END};
 
@@ -75,13 +73,14 @@ struct driver_knowledge {
 	const char *driver;
 	const char *const *driver_attrs;
 	const char *const *target_attrs;
+	const char *const *ro_target_attrs; /* read-only ones only this driver has */
 };
 
 /* Drivers whose SCST attributes we know; others (tcmu, qla2x00t, ...) are not checked. */
 static const struct driver_knowledge scst_drivers[] = {
-    {"iscsi", iscsi_driver, iscsi_target},
-    {"ib_srpt", none, none},
-    {"copy_manager", copy_manager_driver, none},
+    {"iscsi", iscsi_driver, iscsi_target, none},
+    {"ib_srpt", none, srpt_target, srpt_ro_target},
+    {"copy_manager", copy_manager_driver, none, none},
 };
 
 static const char *const repeatable[] = {"IncomingUser", "allowed_portal", "listen", "listen_iser",
@@ -137,6 +136,8 @@ static enum conf_attr_class classify_driver_scope(bool target, const char *drive
 		return CONF_ATTR_OURS;
 	if (c != CONF_ATTR_UNKNOWN)
 		return c;
+	if (k && target && in(k->ro_target_attrs, key))
+		return CONF_ATTR_READ_ONLY;
 	if (k && in(target ? k->target_attrs : k->driver_attrs, key))
 		/* SCST has it: our transport does not implement it, or is not in this build */
 		return tp ? CONF_ATTR_SCST_ONLY : CONF_ATTR_UNCHECKED;

@@ -76,3 +76,50 @@ Test(conf_scst_attrs, repeatable)
 	cr_assert_not(conf_attr_repeatable("OutgoingUser"));
 	cr_assert_not(conf_attr_repeatable("enabled"));
 }
+
+static const char *const fake_srp_tgt[] = {"enabled", "rel_tgt_id", NULL};
+static const struct tgt_transport fake_srpt = {
+    .driver = "ib_srpt", .driver_attrs = fake_drv, .target_attrs = fake_srp_tgt};
+
+/* What scstadmin -write_config writes on an SCST 3.x system (issue 12's list, and the rest of
+ * the SCST README's): each has a class, none is unknown. */
+Test(conf_scst_attrs, every_attribute_scst_writes_is_known)
+{
+	static const struct {
+		enum conf_scope scope;
+		const char *driver;
+		const struct tgt_transport *tp;
+		const char *key;
+		enum conf_attr_class want;
+	} cases[] = {
+	    {CONF_SCOPE_GLOBAL, NULL, NULL, "async_lun_replace", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_DRIVER, "iscsi", &fake_iscsi, "isns_entity_name", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "OFMarker", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "IFMarker", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "MaxAHSLength", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "sg_tablesize", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "dif_capabilities", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "read_cmd_count", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "write_io_count_kb", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "hw_target", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_GROUP, "iscsi", &fake_iscsi, "per_sess_dedicated_tgt_threads",
+	     CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "comp_v_mask", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "port_id", CONF_ATTR_SCST_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "device", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "link_layer", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "login_info", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "sg_tablesize", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "dif_capabilities", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "read_cmd_count", CONF_ATTR_READ_ONLY},
+	    {CONF_SCOPE_TARGET, "ib_srpt", &fake_srpt, "hw_target", CONF_ATTR_READ_ONLY},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(
+		    conf_attr_classify(cases[i].scope, cases[i].driver, cases[i].tp, cases[i].key),
+		    cases[i].want, "%s", cases[i].key);
+	/* an HCA port's read-only attributes belong to ib_srpt, not to iSCSI */
+	cr_assert_eq(conf_attr_classify(CONF_SCOPE_TARGET, "iscsi", &fake_iscsi, "link_layer"),
+		     CONF_ATTR_UNKNOWN);
+}

@@ -48,6 +48,24 @@ Test(iscsi_login, first_response_has_tpgt, .fini = teardown)
 	ih_close(&c);
 }
 
+/* SCST writes the alias as `alias`: it is the TargetAlias sent at login. */
+Test(iscsi_login, scst_alias_is_the_target_alias, .fini = teardown)
+{
+	struct ih_conn c;
+	char text[512];
+	uint8_t rsp[48];
+	size_t tl;
+
+	ih_start(&T, NULL, "alias \"lab disk\"");
+	ih_init(&c, T.port);
+	tl = ih_keys(text,
+		     "InitiatorName=" IH_INITIATOR "|TargetName=" IH_TARGET "|AuthMethod=None");
+	cr_assert_eq(ih_login_pdu(&c, 0, 1, true, text, tl, rsp), 0);
+	cr_assert_eq(rsp[36], 0);
+	cr_assert_str_eq(ih_rkey(&c, "TargetAlias"), "lab disk");
+	ih_close(&c);
+}
+
 Test(iscsi_login, discovery_session, .fini = teardown)
 {
 	struct ih_conn c;

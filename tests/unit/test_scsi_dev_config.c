@@ -580,3 +580,67 @@ Test(scsi_dev_config, lb_per_pb_exp)
 		assert_error(dev, 11, "lb_per_pb_exp", "expected 0 or 1");
 	}
 }
+
+/* Newer SCST writes these for every vdisk device; each one loads, with one warning line. */
+Test(scsi_dev_config, newer_scst_attributes_load_with_one_warning_each)
+{
+	struct scsi_dev *dev =
+	    conf("vdisk_fileio", "d", "filename", F, "active", "1", "bind_alua_state", "1",
+		 "gen_tp_soft_threshold_reached_UA", "0", "block", "0 0", "pr_state", "none",
+		 "dif_filename", "/var/lib/scst/dif_tags/d", NULL);
+
+	cr_assert_not_null(dev);
+	cr_assert_eq(dg.errors, 0);
+	cr_assert_eq(dg.warnings, 4, "gen_tp, block, pr_state, dif_filename");
+	cr_assert(
+	    has(false, 13, "attribute gen_tp_soft_threshold_reached_UA is SCST-kernel only", NULL));
+	cr_assert(has(false, 14, "attribute block is SCST-kernel only; ignored", NULL));
+	cr_assert(has(false, 15, "attribute pr_state is read-only state of SCST; ignored", NULL));
+	cr_assert(has(false, 16, "attribute dif_filename is SCST-kernel only", NULL));
+	scsi_dev_destroy(dev);
+	for (unsigned i = 0; i < 3; i++) {
+		const char *h = (const char *[]){"vdisk_blockio", "vdisk_nullio", "ramdisk"}[i];
+
+		dev = conf(h, "d", i ? "size_mb" : "filename", i ? "1" : "/dev/x", "block", "0 0",
+			   "pr_state", "none", "dif_filename", "/x", NULL);
+		cr_assert_not_null(dev, "%s", h);
+		cr_assert_eq(dg.warnings, 3, "%s", h);
+		scsi_dev_destroy(dev);
+	}
+}
+
+/* A size -write_config -nonkey wrote is checked against the file: a warning naming both. */
+Test(scsi_dev_config, size_that_disagrees_with_the_file_warns)
+{
+	char path[] = "/tmp/utgt-size-check-XXXXXX";
+	int fd = mkstemp(path);
+	struct scsi_dev *dev;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	dev = conf("vdisk_fileio", "d", "filename", path, "size", "1048576", "size_mb", "1", NULL);
+	assert_clean(dev);
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_fileio", "d", "filename", path, "size", "524288", NULL);
+	cr_assert_not_null(dev);
+	cr_assert_eq(dg.warnings, 1);
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "DEVICE d: size 524288 disagrees with %s (1048576 bytes); the LU is the "
+		 "configured size",
+		 path);
+	cr_assert(has(false, 11, want, NULL), "%s", cap.msg[0]);
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_fileio", "d", "filename", path, "size_mb", "2", NULL);
+	cr_assert_not_null(dev);
+	snprintf(want, sizeof(want),
+		 "DEVICE d: size 2097152 disagrees with %s (1048576 bytes); the file is not "
+		 "grown, so it cannot be opened",
+		 path);
+	cr_assert(has(false, 11, want, NULL), "%s", cap.msg[0]);
+	scsi_dev_destroy(dev);
+	unlink(path);
+}

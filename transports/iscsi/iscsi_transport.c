@@ -21,6 +21,7 @@ static const char *const target_attrs[] = {
     "rel_tgt_id",
     "tpgt",
     "TargetAlias",
+    "alias", /* SCST's name for TargetAlias */
     "per_portal_acl",
     "IncomingUser",
     "OutgoingUser",
@@ -200,6 +201,9 @@ static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t,
 		it->max_sessions = (unsigned)n;
 	{
 		const char *alias = tgt_attr_get(&t->attrs, "TargetAlias");
+
+		if (!alias)
+			alias = tgt_attr_get(&t->attrs, "alias");
 
 		if (alias)
 			snprintf(it->alias, sizeof(it->alias), "%s", alias);
