@@ -112,8 +112,12 @@ static inline void put_be32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >
 static inline void put_be64(uint8_t *p, uint64_t v) { put_be32(p, v >> 32); put_be32(p + 4, (uint32_t)v); }
 
 /* ---- identity shared by VPD 83, XCOPY and the bench's path check (scsi/spc_vpd.c) ---- */
-/* 16-byte NAA IEEE Registered Extended (type 6) designator of the LU. */
+/* 16-byte NAA IEEE Registered Extended (type 6) designator utgt derives for the LU. */
 void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16]);
+/* Does VPD 83 report this LU designator (type 2 EUI-64 or 3 NAA, binary) for dev?  What
+ * EXTENDED COPY uses to find a copy target by the identity the initiator read. */
+bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const uint8_t *id,
+				uint8_t len);
 /* Target port group of rel_tgt_id on dev (ALUA), or NULL when access is symmetric. */
 const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt_id);
 

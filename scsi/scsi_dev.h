@@ -49,6 +49,10 @@ struct scsi_dev_params {
 	uint64_t naa_id;     /* NAA 6 identifier low 64 bits; 0 = derive from usn */
 	uint8_t naa_bytes[16]; /* naa_id exactly as configured (SCST: 8 bytes NAA 2/3/5 or 16 */
 	uint8_t naa_len;       /* bytes NAA 6); naa_len 0 = not configured */
+	uint8_t eui64[16];     /* eui64_id: an EUI-64 based designator of 8, 12 or 16 bytes */
+	uint8_t eui64_len;     /* 0 = not configured */
+	char vend_specific_id[129]; /* after the vendor in the T10 designator; "" = t10_dev_id */
+	char scsi_device_name[257]; /* SCSI name string of the target device; "" = none */
 	bool rotational;     /* VPD B1 medium rotation rate */
 	bool removable;      /* RMB bit; START STOP UNIT LOEJ and PREVENT ALLOW apply */
 	bool swp;            /* software write protect, control mode page */

@@ -251,9 +251,19 @@ static bool set_usn(struct cfg *c, const struct utgt_attr *a)
 		return get_ident(c, a, NULL, 0, max);                                              \
 	}
 
-IDENT_CHECK(check_vend_specific_id, MAX_VEND_SPEC_ID)
-IDENT_CHECK(check_scsi_device_name, MAX_SCSI_NAME)
 IDENT_CHECK(check_inq_vend_specific, MAX_INQ_VEND)
+
+static bool set_vend_specific_id(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_ident(c, a, c->p->vend_specific_id, sizeof(c->p->vend_specific_id),
+			 MAX_VEND_SPEC_ID);
+}
+
+static bool set_scsi_device_name(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_ident(c, a, c->p->scsi_device_name, sizeof(c->p->scsi_device_name),
+			 MAX_SCSI_NAME);
+}
 
 /* A hex identifier as SCST takes it: optional 0x, then exactly one of the allowed lengths of
  * hex digits.  Returns the number of bytes, 0 on error. */
@@ -302,15 +312,22 @@ static bool set_naa_id(struct cfg *c, const struct utgt_attr *a)
 	return true;
 }
 
-static bool check_eui64_id(struct cfg *c, const struct utgt_attr *a)
+static bool set_eui64_id(struct cfg *c, const struct utgt_attr *a)
 {
 	static const unsigned lens[] = {8, 12, 16};
 	uint8_t b[16];
+	unsigned n;
 
-	if (!a->value[0] || get_hex_id(a->value, lens, 3, b))
-		return true;
-	bad(c, a, "expected 16, 24 or 32 hex digits");
-	return false;
+	if (!a->value[0])
+		return true; /* empty: none, as an unset SCST eui64_id */
+	n = get_hex_id(a->value, lens, 3, b);
+	if (!n) {
+		bad(c, a, "expected 16, 24 or 32 hex digits");
+		return false;
+	}
+	memcpy(c->p->eui64, b, n);
+	c->p->eui64_len = (uint8_t)n;
+	return true;
 }
 
 static bool check_bool(struct cfg *c, const struct utgt_attr *a)
@@ -402,9 +419,9 @@ static const struct attr_def attr_defs[] = {
     {"t10_dev_id", H_ALL, K_USED, set_t10_dev_id},
     {"usn", H_ALL, K_USED, set_usn},
     {"naa_id", H_ALL, K_USED, set_naa_id},
-    {"eui64_id", H_ALL, K_UNUSED, check_eui64_id},
-    {"vend_specific_id", H_ALL, K_UNUSED, check_vend_specific_id},
-    {"scsi_device_name", H_ALL, K_UNUSED, check_scsi_device_name},
+    {"eui64_id", H_ALL, K_USED, set_eui64_id},
+    {"vend_specific_id", H_ALL, K_USED, set_vend_specific_id},
+    {"scsi_device_name", H_ALL, K_USED, set_scsi_device_name},
     {"inq_vend_specific", H_ALL, K_UNUSED, check_inq_vend_specific},
     /* read-only, informational, or one-shot actions that -write_config -nonkey writes */
     {"type", H_ALL, K_QUIET, check_type},

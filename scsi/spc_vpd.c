@@ -52,7 +52,9 @@ void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16])
 	put_be64(out + 8, ext);
 }
 
-#define VPD_MAX 1024
+#define VPD_MAX		 1024
+#define DESIG_TYPE_EUI64 0x2
+#define DESIG_TYPE_NAA	 0x3
 
 static unsigned page_supported(struct scsi_task *t, uint8_t *b)
 {
@@ -97,31 +99,83 @@ static unsigned name_string(uint8_t *p, uint8_t proto, uint8_t assoc, const char
 	return 4 + (unsigned)padded;
 }
 
+/* SCST's own identifiers win: a device with eui64_id or naa_id reports exactly those as its
+ * LU designators (EUI-64, then NAA, as SCST does), so the WWID an initiator derives from them
+ * (Linux and dm-multipath prefer NAA, then EUI-64) stays the one it had under SCST.  A device
+ * with neither reports utgt's derived NAA 6. */
+static bool scst_identity(const struct scsi_dev *dev)
+{
+	return dev->p.eui64_len || dev->p.naa_len;
+}
+
+bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const uint8_t *id,
+				uint8_t len)
+{
+	uint8_t naa[16];
+
+	if (type == DESIG_TYPE_EUI64)
+		return dev->p.eui64_len && len == dev->p.eui64_len &&
+		       !memcmp(id, dev->p.eui64, len);
+	if (type != DESIG_TYPE_NAA)
+		return false;
+	if (scst_identity(dev))
+		return dev->p.naa_len && len == dev->p.naa_len &&
+		       !memcmp(id, dev->p.naa_bytes, len);
+	scsi_dev_naa(dev, naa);
+	return len == 16 && !memcmp(id, naa, 16);
+}
+
+/* SCST's target device name: code set UTF-8, no PIV, padded with 1 to 4 NULs to a multiple of
+ * 4 (scst_vdisk.c), at most the 252 bytes a designator can hold. */
+static unsigned scst_device_name(uint8_t *p, const char *name)
+{
+	size_t n = strlen(name);
+	size_t padded = n + 4 - n % 4;
+	uint8_t *d;
+
+	if (padded > 252)
+		padded = 252, n = 251;
+	d = desig(p, 0, 3, false, 2, 8, (uint8_t)padded);
+	memset(d, 0, padded);
+	memcpy(d, name, n);
+	return 4 + (unsigned)padded;
+}
+
 static unsigned page_devid(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
 	const struct scsi_nexus *nx = t->nexus;
 	uint8_t proto = nx ? (uint8_t)nx->proto : SCSI_PROTO_ISCSI;
+	const char *vsid = dev->p.vend_specific_id[0] ? dev->p.vend_specific_id : dev->p.t10_dev_id;
 	const struct scsi_tpg *tpg;
 	uint8_t *p = b + 4, *d;
 	size_t idlen;
 
-	/* LU: an 8-byte NAA 2/3/5 identifier when one is configured, then our NAA 6 (binary) */
-	if (dev->p.naa_len == 8) {
-		d = desig(p, 0, 1, false, 0, 3, 8);
-		memcpy(d, dev->p.naa_bytes, 8);
-		p = d + 8;
+	if (dev->p.scsi_device_name[0])
+		p += scst_device_name(p, dev->p.scsi_device_name);
+	if (scst_identity(dev)) {
+		if (dev->p.eui64_len) {
+			d = desig(p, 0, 1, false, 0, DESIG_TYPE_EUI64, dev->p.eui64_len);
+			memcpy(d, dev->p.eui64, dev->p.eui64_len);
+			p = d + dev->p.eui64_len;
+		}
+		if (dev->p.naa_len) {
+			d = desig(p, 0, 1, false, 0, DESIG_TYPE_NAA, dev->p.naa_len);
+			memcpy(d, dev->p.naa_bytes, dev->p.naa_len);
+			p = d + dev->p.naa_len;
+		}
+	} else {
+		d = desig(p, 0, 1, false, 0, DESIG_TYPE_NAA, 16);
+		scsi_dev_naa(dev, d);
+		p = d + 16;
 	}
-	d = desig(p, 0, 1, false, 0, 3, 16);
-	scsi_dev_naa(dev, d);
-	p = d + 16;
-	/* LU: T10 vendor id (ASCII): vendor, then t10_dev_id */
-	idlen = strlen(dev->p.t10_dev_id);
-	if (idlen > 64)
-		idlen = 64;
+	/* LU: T10 vendor id (ASCII): vendor, then vend_specific_id (SCST), else t10_dev_id */
+	idlen = strlen(vsid);
+	if (idlen > 128)
+		idlen = 128;
 	d = desig(p, 0, 2, false, 0, 1, (uint8_t)(8 + idlen));
 	scsi_put_ascii(d, 8, dev->p.vendor);
-	memcpy(d + 8, dev->p.t10_dev_id, idlen);
+	memcpy(d + 8, vsid, idlen);
 	p = d + 8 + idlen;
 	if (nx) {
 		/* target port: relative target port identifier */
@@ -135,10 +189,11 @@ static unsigned page_devid(struct scsi_task *t, uint8_t *b)
 		d[0] = d[1] = 0;
 		put_be16(d + 2, tpg ? tpg->group_id : SCSI_DEFAULT_TPG_ID);
 		p = d + 4;
-		/* target port and target device: SCSI name strings */
+		/* target port and target device: SCSI name strings (a configured
+		 * scsi_device_name is the target device's) */
 		if (nx->target_port[0])
 			p += name_string(p, proto, 1, nx->target_port);
-		if (nx->target_name[0])
+		if (nx->target_name[0] && !dev->p.scsi_device_name[0])
 			p += name_string(p, proto, 2, nx->target_name);
 	}
 	return (unsigned)(p - (b + 4));

@@ -13,8 +13,8 @@
 /* Designation descriptor header inside an E4h descriptor (bytes 4..7). */
 #define DESIG_CODE_SET_BINARY 0x1
 #define DESIG_ASSOC_LU	      0x0
+#define DESIG_TYPE_EUI64      0x2
 #define DESIG_TYPE_NAA	      0x3
-#define NAA_IEEE_REG_EXT      0x6
 
 static enum scsi_sr resolve_cscd(struct scsi_task *t, const uint8_t *d, uint32_t off,
 				 struct xc_target *out)
@@ -30,19 +30,16 @@ static enum scsi_sr resolve_cscd(struct scsi_task *t, const uint8_t *d, uint32_t
 		return scsi_invalid_param(t, (uint16_t)(off + 1), 4);
 	if (dlen > 20)
 		return scsi_invalid_param(t, (uint16_t)(off + 7), -1);
-	/* We only identify LUs by the NAA 6 designator VPD 83 reports: anything else cannot name
-	 * one of our LUs, which for a copy manager means the copy target is unreachable. */
+	/* An LU is named by a designator VPD 83 reports for it (NAA, or EUI-64 when configured):
+	 * anything else cannot name one of our LUs, which for a copy manager means the copy
+	 * target is unreachable. */
 	if (code_set != DESIG_CODE_SET_BINARY || assoc != DESIG_ASSOC_LU ||
-	    type != DESIG_TYPE_NAA || dlen != 16 || (d[8] >> 4) != NAA_IEEE_REG_EXT)
+	    (type != DESIG_TYPE_NAA && type != DESIG_TYPE_EUI64) || dlen > 16)
 		return SR_COPY_TARGET_UNREACHABLE;
 	for (unsigned i = 0; luns && i < luns->n; i++) {
 		struct scsi_dev *dev = luns->e[i].dev;
-		uint8_t naa[16];
 
-		if (!dev)
-			continue;
-		scsi_dev_naa(dev, naa);
-		if (memcmp(naa, d + 8, 16))
+		if (!dev || !scsi_dev_has_lu_designator(dev, type, d + 8, dlen))
 			continue;
 		if (block_len != dev->block_size)
 			return scsi_invalid_param(t, (uint16_t)(off + 29), -1);

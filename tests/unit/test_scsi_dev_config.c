@@ -351,21 +351,30 @@ Test(scsi_dev_config, naa_id)
 	assert_error(dev, 10, "naa_id", NULL);
 }
 
-Test(scsi_dev_config, scst_attributes_utgt_does_not_use)
+Test(scsi_dev_config, scst_identity_attributes_are_kept)
 {
+	static const uint8_t eui[8] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77};
 	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "eui64_id",
-				    "0x0011223344556677", "vend_specific_id", "x", NULL);
+				    "0x0011223344556677", "vend_specific_id", "x-disk",
+				    "scsi_device_name", "iqn.2026-12.org.example:lu1", NULL);
 
-	cr_assert_not_null(dev);
-	cr_assert_eq(dg.errors, 0);
-	cr_assert(has(false, 11, "eui64_id", "not used"));
-	cr_assert(has(false, 12, "vend_specific_id", "not used"));
+	assert_clean(dev);
+	cr_assert_eq(dev->p.eui64_len, 8);
+	cr_assert_eq(memcmp(dev->p.eui64, eui, 8), 0);
+	cr_assert_str_eq(dev->p.vend_specific_id, "x-disk");
+	cr_assert_str_eq(dev->p.scsi_device_name, "iqn.2026-12.org.example:lu1");
+	scsi_dev_destroy(dev);
+	dev = conf("vdisk_fileio", "d", "filename", F, "eui64_id",
+		   "00112233445566778899aabbccddeeff", NULL);
+	assert_clean(dev);
+	cr_assert_eq(dev->p.eui64_len, 16);
 	scsi_dev_destroy(dev);
 	dev = conf("vdisk_fileio", "d", "filename", F, "eui64_id", "0x0011", NULL);
 	assert_error(dev, 11, "eui64_id", NULL);
 	dev = conf("vdisk_fileio", "d", "filename", F, "eui64_id", "", "scsi_device_name", "",
 		   "inq_vend_specific", "", NULL);
 	assert_clean(dev); /* empty = unset, as scstadmin writes them */
+	cr_assert_eq(dev->p.eui64_len, 0);
 	scsi_dev_destroy(dev);
 }
 

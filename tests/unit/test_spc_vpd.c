@@ -217,7 +217,8 @@ BOTH_STORES(vpd, configured_naa)
 {
 	uint8_t b[512];
 	const uint8_t *d;
-	static const uint8_t naa6[16] = {0x60, 0x01, 0x40, 0x51, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	static const uint8_t naa6[16] = {0x60, 0x01, 0x40, 0x51, 1, 2,	3,  4,
+					 5,    6,    7,	   8,	 9, 10, 11, 12};
 	static const uint8_t naa5[8] = {0x50, 0x01, 0x40, 0x51, 9, 8, 7, 6};
 
 	memcpy(fx_dev->p.naa_bytes, naa6, 16);
@@ -233,12 +234,53 @@ BOTH_STORES(vpd, configured_naa)
 	fx_dev->p.naa_len = 8;
 	r = vpd(0x83, 512, b, 512);
 	d = find_desig(b, 0, 3);
-	cr_assert_eq(d[3], 8, "the configured 8-byte NAA comes first");
+	cr_assert_eq(d[3], 8, "the configured 8-byte NAA, as SCST reports it");
 	cr_assert_eq(memcmp(d + 4, naa5, 8), 0);
 	d += 4 + d[3];
-	cr_assert_eq(d[1] & 0x3f, 0x03, "then our NAA 6");
-	cr_assert_eq(d[3], 16);
-	cr_assert_eq(d[4] >> 4, 6);
+	cr_assert_neq(d[1] & 0x3f, 0x03, "and no NAA of ours after it: the WWID stays SCST's");
+	cr_assert(scsi_dev_has_lu_designator(fx_dev, 3, naa5, 8));
+	cr_assert_not(scsi_dev_has_lu_designator(fx_dev, 3, naa6, 16));
+}
+
+/* eui64_id, vend_specific_id and scsi_device_name as SCST's vdisk_dev_id_vpd() reports them:
+ * the target device's SCSI name string (UTF-8, no PIV, 1-4 NULs of padding), the T10 vendor
+ * designator carrying vend_specific_id, the EUI-64 designator and no NAA of ours. */
+BOTH_STORES(vpd, scst_identity_attributes)
+{
+	static const uint8_t eui[8] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77};
+	static const uint8_t name_desig[] = {0x03, 0x28, 0x00, 0x0c, 'i', 'q', 'n', '.',
+					     'x',  ':',	 'l',  'u',  '1', 0,   0,   0};
+	uint8_t b[512];
+	const uint8_t *d;
+	unsigned n = 0;
+
+	memcpy(fx_dev->p.eui64, eui, 8);
+	fx_dev->p.eui64_len = 8;
+	snprintf(fx_dev->p.vend_specific_id, sizeof(fx_dev->p.vend_specific_id), "vsid-7");
+	snprintf(fx_dev->p.scsi_device_name, sizeof(fx_dev->p.scsi_device_name), "iqn.x:lu1");
+	struct th_result r = vpd(0x83, 512, b, 512);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(memcmp(b + 4, name_desig, sizeof(name_desig)), 0,
+		     "the configured target device name first, exactly as SCST writes it");
+	d = find_desig(b, 0, 2);
+	cr_assert_not_null(d);
+	cr_assert_eq(d[0], 0x01, "binary");
+	cr_assert_eq(d[3], 8);
+	cr_assert_eq(memcmp(d + 4, eui, 8), 0);
+	cr_assert_null(find_desig(b, 0, 3), "no derived NAA next to SCST's EUI-64");
+	d = find_desig(b, 0, 1);
+	cr_assert_eq(d[3], 8 + 6);
+	cr_assert_eq(memcmp(d + 4, "UTGT    vsid-7", 14), 0);
+	/* only one target device name: the configured one */
+	for (unsigned off = 4; off < 4u + get_be16(b + 2); off += 4 + b[off + 3])
+		n += (b[off + 1] & 0x3f) == 0x28;
+	cr_assert_eq(n, 1);
+	cr_assert(scsi_dev_has_lu_designator(fx_dev, 2, eui, 8), "EXTENDED COPY finds it");
+	/* a name of a multiple of 4 characters still gets NULs: 4 of them */
+	snprintf(fx_dev->p.scsi_device_name, sizeof(fx_dev->p.scsi_device_name), "abcd");
+	r = vpd(0x83, 512, b, 512);
+	cr_assert_eq(b[7], 8);
+	cr_assert_eq(memcmp(b + 8, "abcd\0\0\0\0", 8), 0);
 }
 
 /* VPD B1 byte 7: WABEREQ and WACEREQ 01b promise that a read of a block sanitized by BLOCK
