@@ -27,6 +27,8 @@ enum {
 	SCSI_CF_HOQ_ONLY    = 1u << 9,  /* never waits behind the task set (INQUIRY, REPORT LUNS) */
 	SCSI_CF_CONFLICT_RO = 1u << 10, /* refused on a read-only LU even though not CF_WRITE */
 	SCSI_CF_SANITIZE_OK = 1u << 11, /* served while a sanitize runs (others: NOT READY 04/1B) */
+	SCSI_CF_MMC         = 1u << 12, /* a CD-ROM LU offers it too (the rest are block-only) */
+	SCSI_CF_MMC_ONLY    = 1u << 13, /* MMC: only a CD-ROM LU offers it */
 };
 
 /* How a command fares under a persistent reservation held by another I_T nexus (SPC-4 5.13,
@@ -57,10 +59,16 @@ struct scsi_cmd_desc {
 	bool (*lu_support)(const struct scsi_dev *dev, uint8_t *usage);
 };
 
-/* Does dev offer d (see lu_support)?  usage: NULL, or a copy of d->usage to adjust. */
+/* Does dev offer d (its device type's command set, then lu_support)?  usage: NULL, or a copy
+ * of d->usage to adjust. */
 static inline bool scsi_cmd_on_lu(const struct scsi_cmd_desc *d, const struct scsi_dev *dev,
 				  uint8_t *usage)
 {
+	bool cdrom = dev && dev->p.type == SCSI_TYPE_CDROM;
+
+	if (cdrom ? !(d->flags & (SCSI_CF_MMC | SCSI_CF_MMC_ONLY))
+		  : (dev && (d->flags & SCSI_CF_MMC_ONLY)))
+		return false;
 	return !d->lu_support || !dev || d->lu_support(dev, usage);
 }
 
@@ -178,6 +186,17 @@ enum scsi_sr spc_pr_out(struct scsi_task *t);
 /* copy */
 enum scsi_sr spc_extended_copy(struct scsi_task *t);
 enum scsi_sr spc_receive_copy_results(struct scsi_task *t);
+
+/* ---- handlers: MMC, CD-ROM LUs (mmc_*.c) ---- */
+enum scsi_sr mmc_read_toc(struct scsi_task *t);
+enum scsi_sr mmc_read_disc_info(struct scsi_task *t);
+enum scsi_sr mmc_read_track_info(struct scsi_task *t);
+enum scsi_sr mmc_get_configuration(struct scsi_task *t);
+enum scsi_sr mmc_get_event_status(struct scsi_task *t);
+enum scsi_sr mmc_mechanism_status(struct scsi_task *t);
+enum scsi_sr mmc_set_cd_speed(struct scsi_task *t);
+/* Mode page 2Ah, MM capabilities and mechanical status (MODE SENSE on a CD-ROM LU). */
+unsigned mmc_caps_page(const struct scsi_dev *dev, uint8_t *p, bool changeable);
 
 /* ---- handlers: SBC (sbc_*.c) ---- */
 enum scsi_sr sbc_read_capacity10(struct scsi_task *t);

@@ -62,6 +62,12 @@ struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore 
 	return dev;
 }
 
+/* A CD-ROM LU configured without an image (no filename, or SCST's "none"). */
+static bool cd_empty(const struct scsi_dev *dev)
+{
+	return dev->p.type == SCSI_TYPE_CDROM && !dev->bs->filename[0];
+}
+
 static void size_from_bs(struct scsi_dev *dev)
 {
 	uint32_t bsz = dev->bs->block_size ? dev->bs->block_size : 512;
@@ -89,6 +95,13 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 		return -1;
 	}
 	dev->size_cfg = bs->size; /* the store may fill bs->size in from the file */
+	if (cd_empty(dev)) {
+		/* SCST's empty vcdrom: a drive with its tray open until an image is set */
+		size_from_bs(dev);
+		dev->nr_blocks = 0;
+		dev->medium_removed = true;
+		goto subsystems;
+	}
 	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
 		return -1;
 	size_from_bs(dev);
@@ -104,6 +117,7 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 	dev->mode.swp = dev->p.swp;
 	dev->mode.qerr = dev->p.qerr;
 	dev->mode.tas = dev->p.tas;
+subsystems:
 	/* Subsystems that are not written yet (or have nothing to keep) return NULL. */
 	dev->pr = scsi_pr_create(dev);
 	dev->rl = scsi_rangelock_create();
@@ -123,7 +137,7 @@ void scsi_dev_destroy(struct scsi_dev *dev)
 			scsi_rangelock_destroy(dev->rl);
 		if (dev->pr)
 			scsi_pr_destroy(dev->pr);
-		if (dev->bs && dev->bs->ops && dev->bs->ops->close)
+		if (dev->bs && dev->bs->ops && dev->bs->ops->close && !cd_empty(dev))
 			dev->bs->ops->close(dev->bs);
 	}
 	scsi_taskset_destroy(dev->ts);
@@ -131,6 +145,54 @@ void scsi_dev_destroy(struct scsi_dev *dev)
 	pthread_mutex_destroy(&dev->lock);
 	free(dev->bs); /* the device owns its backstore */
 	free(dev);
+}
+
+int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err, size_t errlen)
+{
+	struct backstore *bs = dev->bs;
+	bool was_empty, failed = false;
+
+	if (dev->p.type != SCSI_TYPE_CDROM) {
+		snprintf(err, errlen, "%s: only a CD-ROM LU changes media", dev->p.name);
+		return -1;
+	}
+	if (filename[0] && filename[0] != '/') {
+		snprintf(err, errlen, "%s: the path must be absolute (as in SCST)", dev->p.name);
+		return -1;
+	}
+	if (strlen(filename) >= sizeof(bs->filename)) {
+		snprintf(err, errlen, "%s: path too long", dev->p.name);
+		return -1;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->prevent) {
+		pthread_mutex_unlock(&dev->lock);
+		snprintf(err, errlen, "%s: an initiator prevents medium removal", dev->p.name);
+		return -1;
+	}
+	/* from here on new commands find no medium (3A/00) */
+	dev->medium_removed = true;
+	pthread_mutex_unlock(&dev->lock);
+
+	was_empty = cd_empty(dev);
+	if (!was_empty && bs->ops->close)
+		bs->ops->close(bs); /* waits for the I/O still in flight */
+	snprintf(bs->filename, sizeof(bs->filename), "%s", filename);
+	bs->size = 0;
+	if (filename[0] && bs->ops->open(bs, err, errlen) != 0) {
+		bs->filename[0] = '\0'; /* the drive is left empty */
+		filename = "";
+		failed = true;
+	}
+	pthread_mutex_lock(&dev->lock);
+	size_from_bs(dev);
+	if (!filename[0])
+		dev->nr_blocks = 0;
+	dev->medium_removed = !filename[0];
+	dev->media_event = filename[0] ? MEDIA_EV_NEW : MEDIA_EV_REMOVAL;
+	pthread_mutex_unlock(&dev->lock);
+	scsi_ua_raise_all(dev, NULL, 0x28, 0x00); /* NOT READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED */
+	return failed ? -1 : 0; /* failed: err says why opening the new image failed */
 }
 
 /* The file behind a fileio store may have grown or shrunk: that is the one thing re-read here.

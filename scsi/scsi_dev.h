@@ -38,9 +38,23 @@ struct scsi_alua_group {
 	struct scsi_tpg *tpgs;
 };
 
+/* SCSI peripheral device types utgt serves: an SBC disk, or an MMC CD-ROM (SCST's vcdrom). */
+enum scsi_dev_type {
+	SCSI_TYPE_DISK  = 0x00,
+	SCSI_TYPE_CDROM = 0x05,
+};
+
+/* MMC media event (GET EVENT STATUS NOTIFICATION media class event codes). */
+enum scsi_media_event {
+	MEDIA_EV_NONE      = 0,
+	MEDIA_EV_NEW       = 2,
+	MEDIA_EV_REMOVAL   = 3,
+};
+
 /* Identity and behaviour of a device, from scst.conf attributes (SCST names in comments). */
 struct scsi_dev_params {
 	char name[64];
+	uint8_t type;        /* enum scsi_dev_type; the handler decides (vcdrom: CD-ROM) */
 	char vendor[9];      /* t10_vend_id, default "UTGT" */
 	char product[17];    /* prod_id, default device name */
 	char revision[5];    /* prod_rev_lvl */
@@ -97,7 +111,8 @@ struct scsi_dev {
 	} mode;
 
 	bool stopped;         /* START STOP UNIT START=0 */
-	bool medium_removed;  /* removable and ejected (LOEJ) */
+	bool medium_removed;  /* removable and ejected (LOEJ), or a CD-ROM without a file */
+	uint8_t media_event;  /* enum scsi_media_event not yet reported by GESN */
 	unsigned prevent;     /* PREVENT ALLOW MEDIUM REMOVAL count */
 	bool sanitizing;
 	/* A SANITIZE failed: medium access gets MEDIUM ERROR 31/03 until a SANITIZE succeeds or
@@ -137,6 +152,13 @@ void scsi_dev_destroy(struct scsi_dev *dev);
 
 /* A device built directly (tests, demo): backstore already filled in, not yet opened. */
 struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore *bs);
+
+/* CD-ROM media change (SCST's vcdrom: writing `filename`): close the current image, open
+ * `filename` ("" ejects), report NEW MEDIA to GET EVENT STATUS NOTIFICATION and 28/00 (NOT
+ * READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED) to every nexus.  Refused while an initiator
+ * prevents medium removal, as SCST does.  The caller guarantees no command of the LU is in
+ * flight (the LU is idle or its nexuses are quiesced).  0, or -1 with a message in err. */
+int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err, size_t errlen);
 
 /* Capacity changed underneath (e.g. file grown): rescan, raise 2A/09 to every nexus.  A
  * configured size is kept: the LU is min(configured size, file length). */

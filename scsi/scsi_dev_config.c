@@ -21,8 +21,9 @@ enum {
 	H_BLOCK = 1 << 1,
 	H_NULL = 1 << 2,
 	H_RAM = 1 << 3,
+	H_CD = 1 << 4, /* vcdrom: an ISO image as a read-only CD-ROM LU */
 	H_DISK = H_FILE | H_BLOCK,
-	H_ALL = H_FILE | H_BLOCK | H_NULL | H_RAM,
+	H_ALL = H_FILE | H_BLOCK | H_NULL | H_RAM | H_CD,
 };
 
 /* SCST's limits (scst_vdisk.c): INQUIRY vendor 8, product 16, revision 4; unit serial number
@@ -112,6 +113,11 @@ static bool get_ident(struct cfg *c, const struct utgt_attr *a, char *out, size_
 static bool set_filename(struct cfg *c, const struct utgt_attr *a)
 {
 	c->have_filename = true;
+	/* an empty vcdrom (no medium) is written with no file, "" or SCST's "none" */
+	if (c->hmask == H_CD && (!a->value[0] || !strcmp(a->value, "none"))) {
+		c->bs->filename[0] = '\0';
+		return true;
+	}
 	if (!a->value[0]) {
 		bad(c, a, "empty");
 		return false;
@@ -132,6 +138,12 @@ static bool set_blocksize(struct cfg *c, const struct utgt_attr *a)
 {
 	uint64_t v;
 
+	if (c->hmask == H_CD) { /* as SCST: a CD-ROM has 2048-byte blocks, whatever is asked */
+		if (!parse_u64(a->value, &v) || v != 2048)
+			diag_warn(c->d, a->line, "blocksize %s ignored: a CD-ROM has 2048-byte blocks",
+				  a->value);
+		return true;
+	}
 	if (!parse_u64(a->value, &v) || (v != 512 && v != 4096)) {
 		bad(c, a, "blocksize must be 512 or 4096");
 		return false;
@@ -146,14 +158,38 @@ static bool set_blocksize(struct cfg *c, const struct utgt_attr *a)
 		return get_bool(c, a, &(field));                                                   \
 	}
 
-BOOL_SETTER(set_read_only, c->bs->read_only)
+/* A vcdrom is always read-only and removable: 0 draws a warning and changes nothing. */
+static bool cd_fixed_on(struct cfg *c, const struct utgt_attr *a, bool *field)
+{
+	bool v;
+
+	if (!get_bool(c, a, &v))
+		return false;
+	if (c->hmask == H_CD) {
+		if (!v)
+			diag_warn(c->d, a->line, "%s 0 ignored: a vcdrom CD-ROM is always %s",
+				  a->key, field == &c->bs->read_only ? "read-only" : "removable");
+		return true;
+	}
+	*field = v;
+	return true;
+}
+
+static bool set_read_only(struct cfg *c, const struct utgt_attr *a)
+{
+	return cd_fixed_on(c, a, &c->bs->read_only);
+}
+
+static bool set_removable(struct cfg *c, const struct utgt_attr *a)
+{
+	return cd_fixed_on(c, a, &c->p->removable);
+}
 BOOL_SETTER(set_nv_cache, c->bs->nv_cache)
 BOOL_SETTER(set_o_direct, c->bs->o_direct)
 BOOL_SETTER(set_write_through, c->bs->write_through)
 BOOL_SETTER(set_dummy, c->bs->dummy)
 BOOL_SETTER(set_read_zero, c->bs->read_zero)
 BOOL_SETTER(set_rotational, c->p->rotational)
-BOOL_SETTER(set_removable, c->p->removable)
 
 static bool set_thin(struct cfg *c, const struct utgt_attr *a)
 {
@@ -377,6 +413,13 @@ static bool check_type(struct cfg *c, const struct utgt_attr *a)
 {
 	uint64_t v;
 
+	if (c->hmask == H_CD) {
+		if (!parse_u64(a->value, &v) || v != SCSI_TYPE_CDROM) {
+			bad(c, a, "a vcdrom device is a CD-ROM device (type 5)");
+			return false;
+		}
+		return true;
+	}
 	if (!parse_u64(a->value, &v) || v != 0) {
 		bad(c, a, "a %s device is a direct-access device (type 0)", c->handler);
 		return false;
@@ -397,7 +440,7 @@ static bool check_active(struct cfg *c, const struct utgt_attr *a)
 
 static const struct attr_def attr_defs[] = {
     /* what the device is */
-    {"filename", H_DISK, K_USED, set_filename},
+    {"filename", H_DISK | H_CD, K_USED, set_filename},
     {"size", H_ALL, K_USED, set_size},
     {"size_mb", H_ALL, K_USED, set_size_mb},
     {"blocksize", H_ALL, K_USED, set_blocksize},
@@ -462,6 +505,7 @@ static const struct {
     {"vdisk_blockio", H_BLOCK},
     {"vdisk_nullio", H_NULL},
     {"ramdisk", H_RAM},
+    {"vcdrom", H_CD},
 };
 
 static const struct attr_def *find_def(const char *key)
@@ -475,6 +519,13 @@ static const struct attr_def *find_def(const char *key)
 /* Defaults that depend on the handler (SCST's, where SCST has the handler). */
 static void handler_defaults(struct cfg *c)
 {
+	if (c->hmask == H_CD) { /* SCST's vcdrom: read-only, removable, 2048-byte blocks */
+		c->p->type = SCSI_TYPE_CDROM;
+		c->bs->block_size = 2048;
+		c->bs->read_only = true;
+		c->p->removable = true;
+		return;
+	}
 	c->bs->block_size = 512;
 	c->p->rotational = c->hmask != H_RAM; /* SCST: DEF_ROTATIONAL 1 */
 	/* SCST's vdisk handlers report the physical block (lb_per_pb_exp 1): an LU moved from
@@ -492,15 +543,21 @@ static void handler_defaults(struct cfg *c)
  * the file's metadata is read, so --check still leaves backing stores alone. */
 static void check_size_against_file(struct cfg *c, uint64_t size)
 {
+	const char *outcome;
 	int line = c->have_size ? c->size_line : c->size_mb_line;
 	struct stat st;
 
 	if (stat(c->bs->filename, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == size)
 		return;
+	if (c->hmask == H_CD)
+		outcome = "a CD-ROM is the size of its image";
+	else if ((uint64_t)st.st_size > size)
+		outcome = "the LU is the configured size";
+	else
+		outcome = "the file is not grown, so it cannot be opened";
 	diag_warn(c->d, line, "DEVICE %s: size %llu disagrees with %s (%llu bytes); %s", c->p->name,
 		  (unsigned long long)size, c->bs->filename, (unsigned long long)st.st_size,
-		  (uint64_t)st.st_size > size ? "the LU is the configured size"
-					      : "the file is not grown, so it cannot be opened");
+		  outcome);
 }
 
 /* Cross-attribute rules, once every attribute is in. */
@@ -525,8 +582,9 @@ static void finish(struct cfg *c, int dev_line)
 		diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
 			   "%s: size %llu is smaller than one %u-byte block", c->p->name,
 			   (unsigned long long)size, c->bs->block_size);
-	c->bs->size = size;
-	if (size && (c->hmask & H_FILE) && c->have_filename)
+	/* a vcdrom's size is read-only in SCST: the image's */
+	c->bs->size = c->hmask == H_CD ? 0 : size;
+	if (size && (c->hmask & (H_FILE | H_CD)) && c->bs->filename[0])
 		check_size_against_file(c, size);
 	if ((c->hmask & H_DISK) && !c->have_filename)
 		diag_error(c->d, dev_line, "DEVICE %s: %s needs a filename", c->p->name,
@@ -566,7 +624,7 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 	if (!c.hmask) {
 		diag_error(d, dev_line,
 			   "DEVICE %s: unknown handler '%s' (utgt has vdisk_fileio, "
-			   "vdisk_blockio, vdisk_nullio and ramdisk)",
+			   "vdisk_blockio, vdisk_nullio, vcdrom and ramdisk)",
 			   name ? name : "", handler ? handler : "");
 		return NULL;
 	}

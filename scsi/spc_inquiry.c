@@ -23,13 +23,14 @@ uint8_t scsi_inquiry_peripheral(const struct scsi_dev *dev)
 		return 0x03 << 5 | 0x1f;
 	if (dev->bs && dev->bs->dummy)
 		return 0x01 << 5 | 0x1f;
-	return 0x00;
+	return dev->p.type; /* 00h direct access, 05h CD-ROM */
 }
 
 static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 {
 	struct scsi_dev *dev = t->core.dev;
 	const struct scsi_dev_params *p = dev ? &dev->p : NULL;
+	bool cd = p && p->type == SCSI_TYPE_CDROM;
 	unsigned vd = 58;
 
 	memset(b, 0, STD_INQ_LEN);
@@ -38,8 +39,8 @@ static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 	b[2] = 0x06;                           /* SPC-4 */
 	b[3] = 0x10 | 0x02;                    /* HISUP, response data format 2 */
 	b[4] = STD_INQ_LEN - 5;
-	/* TPGS 01b: implicit ALUA (see spc_alua.c); 3PC: EXTENDED COPY is offered */
-	b[5] = 0x10 | 0x08;
+	/* TPGS 01b: implicit ALUA (see spc_alua.c); 3PC: EXTENDED COPY is offered (to disks) */
+	b[5] = cd ? 0x10 : 0x10 | 0x08;
 	b[7] = 0x02; /* CMDQUE */
 	scsi_put_ascii(b + 8, 8, p ? p->vendor : "UTGT");
 	scsi_put_ascii(b + 16, 16, p ? p->product : "");
@@ -49,7 +50,7 @@ static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 	vd += 2;
 	put_be16(b + vd, 0x0460); /* SPC-4 */
 	vd += 2;
-	put_be16(b + vd, 0x04c0); /* SBC-3 */
+	put_be16(b + vd, cd ? 0x0420 : 0x04c0); /* MMC-5 or SBC-3 */
 	vd += 2;
 	if (t->nexus && t->nexus->proto == SCSI_PROTO_ISCSI)
 		put_be16(b + vd, 0x0960); /* iSCSI */

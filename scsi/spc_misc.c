@@ -68,9 +68,14 @@ enum scsi_sr spc_start_stop_unit(struct scsi_task *t)
 		sr = SR_MEDIUM_REMOVAL_PREVENTED;
 	} else if (start) {
 		dev->stopped = false;
-		if (loej)
+		/* loading: a CD-ROM without an image (SCST's empty vcdrom) stays empty */
+		if (loej && dev->medium_removed && dev->nr_blocks) {
 			dev->medium_removed = false;
+			dev->media_event = MEDIA_EV_NEW;
+		}
 	} else if (loej) {
+		if (!dev->medium_removed)
+			dev->media_event = MEDIA_EV_REMOVAL;
 		dev->medium_removed = true;
 	} else if (!dev->p.removable) {
 		dev->stopped = true;

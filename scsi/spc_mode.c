@@ -1,7 +1,8 @@
 /* MODE SENSE(6/10) and MODE SELECT(6/10) (SPC-4 6.11-6.14, 7.5; SBC-3 6.4).
  *
  * Pages: 01h read-write error recovery, 08h caching, 0Ah control, 1Ch informational exceptions
- * control; 3Fh returns all of them.  No subpages (subpage 00h, or FFh with page 3Fh).
+ * control; 3Fh returns all of them.  A CD-ROM LU has 2Ah MM capabilities (mmc_drive.c) instead
+ * of 08h, and no WP / DPOFUA bits.  No subpages (subpage 00h, or FFh with page 3Fh).
  * Changeable (the PC=01b mask): caching WCE; control D_SENSE, SWP, TAS; informational
  * exceptions DEXCPT and MRIE.  QErr is reported as configured but only 00b behaviour is
  * implemented, so it is not changeable.  Saved values are not supported: PC=11b and SP=1 are
@@ -97,11 +98,24 @@ static unsigned page_iec(uint8_t *p, const struct mode_vals *v)
 	return 12;
 }
 
-static const uint8_t page_codes[] = {0x01, 0x08, 0x0a, 0x1c};
+static const uint8_t disk_pages[] = {0x01, 0x08, 0x0a, 0x1c};
+/* A CD-ROM has no caching page and adds MM capabilities (MMC-5 7.3) */
+static const uint8_t cdrom_pages[] = {0x01, 0x0a, 0x1c, 0x2a};
 
-static unsigned build_page(uint8_t code, uint8_t *p, const struct mode_vals *v, int pc)
+static const uint8_t *page_codes(const struct scsi_dev *dev, unsigned *n)
+{
+	bool cd = dev->p.type == SCSI_TYPE_CDROM;
+
+	*n = cd ? sizeof(cdrom_pages) : sizeof(disk_pages);
+	return cd ? cdrom_pages : disk_pages;
+}
+
+static unsigned build_page(const struct scsi_dev *dev, uint8_t code, uint8_t *p,
+			   const struct mode_vals *v, int pc)
 {
 	switch (code) {
+	case 0x2a:
+		return mmc_caps_page(dev, p, pc == PC_CHANGEABLE);
 	case 0x01:
 		return page_err_recovery(p, v);
 	case 0x08:
@@ -114,9 +128,12 @@ static unsigned build_page(uint8_t code, uint8_t *p, const struct mode_vals *v, 
 	return 0;
 }
 
-static bool page_known(uint8_t code)
+static bool page_known(const struct scsi_dev *dev, uint8_t code)
 {
-	return memchr(page_codes, code, sizeof(page_codes)) != NULL;
+	unsigned n;
+	const uint8_t *codes = page_codes(dev, &n);
+
+	return memchr(codes, code, n) != NULL;
 }
 
 enum scsi_sr spc_mode_sense(struct scsi_task *t)
@@ -130,13 +147,14 @@ enum scsi_sr spc_mode_sense(struct scsi_task *t)
 	unsigned hdr = ten ? 8 : 4, bdlen = dbd ? 0 : (llbaa ? 16 : 8), len;
 	uint8_t buf[512];
 	struct mode_vals v;
+	uint8_t dpofua = 0x10;
 	bool wp;
 
 	if (t->cdb[1] & (ten ? 0xe7 : 0xf7))
 		return scsi_invalid_cdb(t, 1, scsi_msb(t->cdb[1] & (ten ? 0xe7 : 0xf7)));
 	if (pc == PC_SAVED)
 		return SR_SAVING_PARAMS_UNSUP;
-	if (page != 0x3f && !page_known(page))
+	if (page != 0x3f && !page_known(dev, page))
 		return scsi_invalid_cdb(t, 2, 5);
 	if (sub != 0 && !(page == 0x3f && sub == 0xff))
 		return scsi_invalid_cdb(t, 3, -1);
@@ -169,20 +187,25 @@ enum scsi_sr spc_mode_sense(struct scsi_task *t)
 		len += bdlen;
 	}
 	if (page == 0x3f) {
-		for (unsigned i = 0; i < sizeof(page_codes); i++)
-			len += build_page(page_codes[i], buf + len, &v, pc);
+		unsigned n;
+		const uint8_t *codes = page_codes(dev, &n);
+
+		for (unsigned i = 0; i < n; i++)
+			len += build_page(dev, codes[i], buf + len, &v, pc);
 	} else {
-		len += build_page(page, buf + len, &v, pc);
+		len += build_page(dev, page, buf + len, &v, pc);
 	}
-	/* device-specific parameter: WP, DPOFUA */
+	/* device-specific parameter: WP, DPOFUA (a CD-ROM has neither field: 0) */
+	if (dev->p.type == SCSI_TYPE_CDROM)
+		wp = false, dpofua = 0;
 	if (ten) {
 		put_be16(buf, (uint16_t)(len - 2));
-		buf[3] = (uint8_t)((wp ? 0x80 : 0) | 0x10);
+		buf[3] = (uint8_t)((wp ? 0x80 : 0) | dpofua);
 		buf[4] = llbaa && bdlen ? 0x01 : 0; /* LONGLBA */
 		put_be16(buf + 6, (uint16_t)bdlen);
 	} else {
 		buf[0] = (uint8_t)(len - 1);
-		buf[2] = (uint8_t)((wp ? 0x80 : 0) | 0x10);
+		buf[2] = (uint8_t)((wp ? 0x80 : 0) | dpofua);
 		buf[3] = (uint8_t)bdlen;
 	}
 	scsi_data_in(t, buf, len < alloc ? len : alloc);
@@ -295,12 +318,12 @@ enum scsi_sr spc_mode_select(struct scsi_task *t)
 			sr = scsi_invalid_param(t, (uint16_t)off, 6);
 			break;
 		}
-		if (!page_known(code)) {
+		if (!page_known(dev, code) || code == 0x2a) {
 			sr = scsi_invalid_param(t, (uint16_t)off, 5);
 			break;
 		}
-		want = build_page(code, cur, &cv, PC_CURRENT);
-		build_page(code, mask, &chg, PC_CHANGEABLE);
+		want = build_page(dev, code, cur, &cv, PC_CURRENT);
+		build_page(dev, code, mask, &chg, PC_CHANGEABLE);
 		have = (unsigned)buf[off + 1] + 2;
 		if (have != want) {
 			sr = scsi_invalid_param(t, (uint16_t)(off + 1), -1);

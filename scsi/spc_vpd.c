@@ -56,13 +56,19 @@ void scsi_dev_naa(const struct scsi_dev *dev, uint8_t out[16])
 #define DESIG_TYPE_EUI64 0x2
 #define DESIG_TYPE_NAA	 0x3
 
+/* The block device pages (B0h-B2h) exist for disks only, as in SCST. */
+static bool block_device(const struct scsi_task *t)
+{
+	return t->core.dev->p.type == SCSI_TYPE_DISK;
+}
+
 static unsigned page_supported(struct scsi_task *t, uint8_t *b)
 {
 	static const uint8_t pages[] = {0x00, 0x80, 0x83, 0x86, 0xb0, 0xb1, 0xb2};
+	unsigned n = block_device(t) ? sizeof(pages) : 4;
 
-	(void)t;
-	memcpy(b + 4, pages, sizeof(pages));
-	return sizeof(pages);
+	memcpy(b + 4, pages, n);
+	return n;
 }
 
 static unsigned page_serial(struct scsi_task *t, uint8_t *b)
@@ -280,6 +286,8 @@ enum scsi_sr spc_vpd_page(struct scsi_task *t, uint8_t page, uint16_t alloc)
 	unsigned len;
 
 	memset(b, 0, sizeof(b));
+	if (page >= 0xb0 && !block_device(t))
+		return scsi_invalid_cdb(t, 2, -1);
 	switch (page) {
 	case 0x00:
 		len = page_supported(t, b);

@@ -117,8 +117,22 @@ const char *conf_kw_name(enum conf_kw kw)
 	return kw_names[kw];
 }
 
+/* SCST's keywords are upper case, its attributes lower case, and two names are both: the
+ * read-only target attributes `hw_target 1` and (ib_srpt) `device mlx4_0`. */
+static bool lower_case_attribute(const struct conf_node *n)
+{
+	if (n->has_block || n->nw < 2)
+		return false;
+	for (const char *c = n->w[0]; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			return false;
+	return true;
+}
+
 enum conf_kw conf_keyword(struct conf_loader *L, const struct conf_node *n)
 {
+	if (lower_case_attribute(n))
+		return KW_NONE;
 	for (unsigned k = KW_HANDLER; k <= KW_TARGET_GROUP; k++) {
 		if (!strcmp(n->w[0], kw_names[k]))
 			return k;
@@ -308,11 +322,12 @@ bool conf_uint(struct conf_loader *L, const char *s, int line, const char *what,
 
 /* SCST handler names utgt implements, and SCST's others (so the message can say which). */
 static const char *const our_handlers[] = {"vdisk_fileio", "vdisk_blockio", "vdisk_nullio",
-					   "ramdisk", NULL};
-static const char *const scst_handlers[] = {
-    "vcdrom",	     "vdisk",		"dev_disk",    "dev_disk_perf", "dev_tape",
-    "dev_tape_perf", "dev_cdrom",	"dev_changer", "dev_processor", "dev_raid",
-    "dev_modisk",    "dev_modisk_perf", "scst_user",   "vdisk_tape",	NULL};
+					   "vcdrom",	   "ramdisk",	    NULL};
+/* Pass-through handlers: they hand commands to a SCSI device of the target host's kernel. */
+static const char *const passthrough_handlers[] = {
+    "dev_disk",	     "dev_disk_perf", "dev_tape",   "dev_tape_perf", "dev_cdrom", "dev_changer",
+    "dev_processor", "dev_raid",      "dev_modisk", "dev_modisk_perf", NULL};
+static const char *const scst_handlers[] = {"vdisk", "scst_user", "vdisk_tape", NULL};
 
 static bool in_list(const char *const *l, const char *s)
 {
@@ -325,11 +340,18 @@ static bool in_list(const char *const *l, const char *s)
 static bool check_handler(struct conf_loader *L, const struct conf_node *h)
 {
 	const char *name = h->w[1];
-	const char *supported = "vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk";
+	const char *supported = "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk";
 
 	if (in_list(our_handlers, name))
 		return true;
-	if (in_list(scst_handlers, name))
+	if (in_list(passthrough_handlers, name))
+		diag_error(L->d, h->line,
+			   "handler '%s' passes commands through to a SCSI device of the host "
+			   "(/dev/sg*), which needs a SCSI host in the kernel and utgt runs in user "
+			   "space without one; export the device's block node with vdisk_blockio "
+			   "instead",
+			   name);
+	else if (in_list(scst_handlers, name))
 		diag_error(
 		    L->d, h->line,
 		    "handler '%s' exists in SCST but is not supported by utgt (supported: %s)",

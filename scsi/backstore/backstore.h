@@ -71,7 +71,7 @@ struct backstore {
 	char name[64]; /* DEVICE name */
 	char filename[PATH_MAX];
 	uint64_t size;       /* bytes; from size/size_mb or the file */
-	uint32_t block_size; /* 512 or 4096 */
+	uint32_t block_size; /* 512 or 4096; 2048 for a CD-ROM image */
 	bool read_only;
 	bool nv_cache;      /* ignore SYNCHRONIZE CACHE and FUA: the cache is non-volatile */
 	bool o_direct;
@@ -89,7 +89,8 @@ struct backstore {
 
 /* Registry of handlers by SCST name: vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk. */
 const struct backstore_ops *backstore_find(const char *handler);
-extern const struct backstore_ops bs_fileio_ops, bs_blockio_ops, bs_nullio_ops, bs_ramdisk_ops;
+extern const struct backstore_ops bs_fileio_ops, bs_blockio_ops, bs_nullio_ops, bs_ramdisk_ops,
+    bs_vcdrom_ops;
 
 /* Synchronous helper for slow-path commands running on a core worker thread. */
 enum bs_status bs_submit_sync(struct backstore *bs, struct bs_io *io);

@@ -205,3 +205,15 @@ const struct backstore_ops bs_fileio_ops = {
     .submit = bs_aio_store_submit,
     .lba_status = fileio_lba_status,
 };
+
+/* SCST's vcdrom: an ISO image behind the same engine, read-only, 2048-byte blocks (the
+ * configuration sets both). */
+static const char *const vcdrom_attrs[] = {"filename", NULL};
+
+const struct backstore_ops bs_vcdrom_ops = {
+    .name = "vcdrom",
+    .attrs = vcdrom_attrs,
+    .open = fileio_open,
+    .close = bs_aio_store_close,
+    .submit = bs_aio_store_submit,
+};

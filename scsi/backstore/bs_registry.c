@@ -8,6 +8,7 @@ static const struct backstore_ops *const handlers[] = {
     &bs_blockio_ops,
     &bs_nullio_ops,
     &bs_ramdisk_ops,
+    &bs_vcdrom_ops,
 };
 
 const struct backstore_ops *backstore_find(const char *handler)

@@ -484,15 +484,40 @@ Test(conf_errors, unknown_handler)
 {
 	assert_fails_with("HANDLER vdisk_foo {\n}\n", 1,
 			  "unknown handler 'vdisk_foo' (supported: vdisk_fileio, vdisk_blockio, "
-			  "vdisk_nullio, ramdisk)");
+			  "vdisk_nullio, vcdrom, ramdisk)");
 }
 
 Test(conf_errors, scst_handler_utgt_does_not_have)
 {
 	assert_fails_with(
-	    "\nHANDLER vcdrom {\n DEVICE cd { filename /x.iso }\n}\n", 2,
-	    "handler 'vcdrom' exists in SCST but is not supported by utgt (supported: "
-	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk)");
+	    "\nHANDLER scst_user {\n DEVICE u\n}\n", 2,
+	    "handler 'scst_user' exists in SCST but is not supported by utgt (supported: "
+	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk)");
+}
+
+/* Pass-through handlers need a kernel SCSI host: the error says so and what to use instead. */
+Test(conf_errors, passthrough_handler_needs_a_scsi_host)
+{
+	assert_fails_with("HANDLER dev_disk {\n DEVICE 2:0:0:0\n}\n", 1,
+			  "handler 'dev_disk' passes commands through to a SCSI device of the host "
+			  "(/dev/sg*), which needs a SCSI host in the kernel and utgt runs in user "
+			  "space without one; export the device's block node with vdisk_blockio "
+			  "instead");
+}
+
+/* `hw_target 1` and ib_srpt's `device mlx4_0` are read-only attributes -write_config writes
+ * inside TARGET, not the HW_TARGET / DEVICE keywords. */
+Test(conf_errors, lower_case_hw_target_and_device_are_attributes)
+{
+	struct captured c;
+	struct diag d;
+	struct tgt_config *cfg = load_str("TARGET_DRIVER ib_srpt {\n TARGET fe80::1 {\n"
+					  "  enabled 1\n  hw_target 1\n  device mlx4_0\n }\n}\n",
+					  &c, &d);
+
+	cr_assert_not_null(cfg, "%s", cap_dump(&c));
+	cr_assert_eq(d.errors, 0);
+	tgt_config_free(cfg);
 }
 
 Test(conf_errors, duplicate_device)
