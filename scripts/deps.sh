@@ -25,6 +25,7 @@ PKGS=(
 # The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
 VM_PKGS=(
 	qemu-system-x86 qemu-utils debootstrap busybox-static cpio kmod e2fsprogs xz-utils
+	xorriso # tests/vm/vcdrom.sh: the ISO image the fixture serves
 )
 [ "${1:-}" = vm ] && PKGS+=("${VM_PKGS[@]}")
 

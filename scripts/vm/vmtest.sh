@@ -5,7 +5,8 @@
 #
 #   scripts/vm/vmtest.sh [--quick] [NAME ...]    NAME is a prefix of a script in tests/vm/
 #
-# A script's header may say "# vm-timeout: SECONDS" (default 600) and "# vm-target: none"
+# A script's header may say "# vm-timeout: SECONDS" (default 600), "# vm-cdrom: 1" (the
+# fixture also serves a CD-ROM LU) and "# vm-target: none"
 # (no fixture).  --quick passes the argument "quick" to each script (the make-test subset).
 # UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
 # UTGT_VM_ARGS=A,B passes more arguments to each script (e.g. target=lio for tests/vm/iser_*).
@@ -59,7 +60,9 @@ for t in "${tests[@]}"; do
 	rc=0
 	[ -n "${UTGT_CURRENT:-}" ] && echo "vmtest $name" >"$UTGT_CURRENT"
 	[ $fixture = 1 ] && fixture_out=$out
-	if [ $fixture = 1 ] && ! scripts/vm/host-target.sh start "$out"; then
+	# "# vm-cdrom: 1": the fixture also serves an ISO image as a vcdrom LU (tests/vm/vcdrom.sh)
+	cdrom=$(header "$t" vm-cdrom)
+	if [ $fixture = 1 ] && ! UTGT_VM_CDROM=${cdrom:-0} scripts/vm/host-target.sh start "$out"; then
 		echo "vmtest: $name: target fixture failed to start (see $out/target.log)"
 		tail -5 "$out/target.log" 2>/dev/null
 		rc=99

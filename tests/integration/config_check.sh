@@ -88,6 +88,50 @@ expect_error crlf-brace 4 "unexpected '}'"
 if "$UTGTD" --check -c "$tmp/does-not-exist.conf" >/dev/null 2>"$tmp/err" ||
    ! grep -q "cannot open" "$tmp/err"; then bad "missing file"; else ok "missing file"; fi
 
+echo "-- conf/scstadmin-written.conf: what scstadmin -write_config -nonkey writes loads"
+f=conf/scstadmin-written.conf
+if "$UTGTD" --check -c "$f" >"$tmp/out" 2>"$tmp/err"; then
+	ok "$f: exit 0"
+else
+	bad "$f: exit 1: $(grep error "$tmp/err")"
+fi
+[ "$(grep -c ': error: ' "$tmp/err")" = 0 ] && ok "$f: no error" || bad "$f: errors"
+[ "$(grep -c ': warning: ' "$tmp/err")" = 51 ] && ok "$f: 51 warnings" ||
+	bad "$f: $(grep -c ': warning: ' "$tmp/err") warnings, want 51"
+expect_warning() { # line text: exactly that warning at that line
+	if grep -qxF "$f:$1: warning: $2" "$tmp/err"; then ok "$f:$1 warns"; else bad "$f:$1: no warning '$2'"; fi
+}
+expect_warning 10 "attribute 'async_lun_replace' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 51 "attribute block is SCST-kernel only; ignored"
+expect_warning 54 "attribute dif_filename is SCST-kernel only; ignored"
+expect_warning 57 "attribute pr_state is read-only state of SCST; ignored"
+expect_warning 86 "attribute gen_tp_soft_threshold_reached_UA is SCST-kernel only; ignored"
+expect_warning 128 "attribute 'comp_v_mask' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 133 "attribute 'device' is read-only in SCST ('scstadmin -write_config -nonkey' writes it); kept, not used"
+expect_warning 135 "attribute 'hw_target' is read-only in SCST ('scstadmin -write_config -nonkey' writes it); kept, not used"
+expect_warning 136 "attribute 'link_layer' is read-only in SCST ('scstadmin -write_config -nonkey' writes it); kept, not used"
+expect_warning 138 "attribute 'port_id' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 146 "attribute 'isns_entity_name' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 169 "attribute 'per_sess_dedicated_tgt_threads' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 176 "attribute 'IFMarker' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 179 "attribute 'MaxAHSLength' only means something to SCST's kernel; kept, not used by utgt"
+expect_warning 197 "attribute 'read_cmd_count' is read-only in SCST ('scstadmin -write_config -nonkey' writes it); kept, not used"
+# honoured, so silent: alias, per_portal_acl, the identity attributes, lb_per_pb_exp, vcdrom's
+# devices
+for w in "'alias'" per_portal_acl eui64_id vend_specific_id scsi_device_name lb_per_pb_exp "vcdrom"; do
+	grep -q "$w" "$tmp/err" && bad "$f: '$w' drew a message" || ok "$f: $w accepted quietly"
+done
+grep -q 'INITIATOR "iqn.1993-08.org.debian:01:db1#10.0.0.10"' "$tmp/out" &&
+	ok "$f: per-portal initiator kept with its portal" || bad "$f: per-portal initiator lost"
+# a vcdrom size that disagrees with its image is a warning naming both
+head -c 4096 /dev/zero >"$tmp/cd.iso"
+printf 'HANDLER vcdrom {\n\tDEVICE cd {\n\t\tfilename %s/cd.iso\n\n\t\t# Non-key attributes\n\t\tsize 8192\n\t}\n}\n' "$tmp" >"$tmp/cd.conf"
+"$UTGTD" --check -c "$tmp/cd.conf" >/dev/null 2>"$tmp/err" && ok "vcdrom with a stale size loads" || bad "vcdrom stale size: $(cat "$tmp/err")"
+grep -qxF "$tmp/cd.conf:6: warning: DEVICE cd: size 8192 disagrees with $tmp/cd.iso (4096 bytes); a CD-ROM is the size of its image" "$tmp/err" &&
+	ok "vcdrom size warning names both" || bad "vcdrom size warning: $(cat "$tmp/err")"
+printf 'HANDLER dev_disk {\n\tDEVICE 2:0:0:0\n}\n' >"$tmp/dev-disk.conf"
+expect_error dev-disk 1 "handler 'dev_disk' passes commands through to a SCSI device of the host (/dev/sg*), which needs a SCSI host in the kernel"
+
 echo "-- --check=full opens backing stores"
 if [ -e /vdisk/srp0.img ]; then
 	echo "  skip seed --check=full (/vdisk/srp0.img exists here)"
