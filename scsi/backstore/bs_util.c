@@ -71,7 +71,7 @@ size_t bs_iov_zero(const struct iovec *iov, int iovcnt, size_t skip, size_t len)
 
 bool bs_valid_block_size(uint32_t bsz)
 {
-	return bsz == 512 || bsz == 2048 || bsz == 4096; /* 2048: CD-ROM images */
+	return bsz == 512 || bsz == 4096;
 }
 
 enum bs_status bs_check_io(const struct backstore *bs, const struct bs_io *io)
@@ -119,8 +119,10 @@ bool bs_open_block_size(struct backstore *bs, char *err, size_t errlen)
 {
 	if (!bs->block_size)
 		bs->block_size = 512;
-	if (!bs_valid_block_size(bs->block_size)) {
-		snprintf(err, errlen, "%s: blocksize %u not supported (512, 4096; 2048 for CD-ROM images)", bs->name,
+	/* a CD-ROM image (vcdrom) has 2048-byte blocks; disks 512 or 4096 */
+	if (bs->ops == &bs_vcdrom_ops ? bs->block_size != 2048
+				      : !bs_valid_block_size(bs->block_size)) {
+		snprintf(err, errlen, "%s: blocksize %u not supported (512 or 4096)", bs->name,
 			 bs->block_size);
 		return false;
 	}
