@@ -84,6 +84,25 @@ static void lex_quoted(struct conf_lexer *lx, struct word *w)
 	}
 }
 
+/* SCST's rule, kept: a bare '#' starts a comment even inside a word.  Someone writing an
+ * iSCSI-SCST per-portal name (iqn...#10.0.0.1) or a secret with '#' then silently loses the
+ * rest of the word, so say so: the word is cut here, and \\# (what scstadmin writes) or
+ * quotes keep it. */
+static void warn_hash_in_word(struct conf_lexer *lx, const struct word *w)
+{
+	const char *eol = memchr(lx->p, '\n', (size_t)(lx->end - lx->p));
+	size_t rest = (size_t)((eol ? eol : lx->end) - lx->p);
+	int shown = w->n > 128 ? 128 : (int)w->n;
+
+	if (rest && lx->p[rest - 1] == '\r')
+		rest--;
+	diag_warn(lx->d, lx->line,
+		  "'#' inside the word '%.*s%.*s' starts a comment: '%.*s' is read and '%.*s' "
+		  "ignored; write \\# or quote the word if the '#' belongs to it",
+		  shown, lx->buf, (int)(rest > 64 ? 64 : rest), lx->p, shown, lx->buf,
+		  (int)(rest > 64 ? 64 : rest), lx->p);
+}
+
 static void lex_word(struct conf_lexer *lx, struct conf_token *t)
 {
 	struct word w = {.lx = lx, .line = lx->line};
@@ -93,7 +112,11 @@ static void lex_word(struct conf_lexer *lx, struct conf_token *t)
 	t->quoted = false;
 	while (lx->p < lx->end) {
 		char c = *lx->p;
-		if (is_blank(c) || c == '\n' || c == '{' || c == '}' || c == '#')
+		if (c == '#') {
+			warn_hash_in_word(lx, &w);
+			break;
+		}
+		if (is_blank(c) || c == '\n' || c == '{' || c == '}')
 			break;
 		if (c == '"') {
 			t->quoted = true;

@@ -72,6 +72,33 @@ Test(conf_lexer, hash_inside_word_starts_a_comment)
 {
 	struct captured c;
 	cr_assert_str_eq(lex("comment ab#cd\n", &c), "W1(comment)W1(ab);$");
+	cr_assert_eq(c.n, 1, "%s", cap_dump(&c));
+	cr_assert_not(c.m[0].error);
+	cr_assert_eq(c.m[0].line, 1);
+	cr_assert_str_eq(c.m[0].msg, "'#' inside the word 'ab#cd' starts a comment: 'ab' is read and "
+				     "'#cd' ignored; write \\# or quote the word if the '#' belongs "
+				     "to it");
+}
+
+/* iSCSI-SCST per-portal names written without the escape scstadmin uses: the portal part
+ * would silently vanish, so the loader says so (CRLF line ends are not part of the text). */
+Test(conf_lexer, hash_inside_word_per_portal_name_warns)
+{
+	struct captured c;
+	cr_assert_str_eq(lex("INITIATOR iqn.1993-08.org.debian:01:h#10.0.0.1\r\nx\n", &c),
+			 "W1(INITIATOR)W1(iqn.1993-08.org.debian:01:h);W2(x);$");
+	cr_assert_eq(c.n, 1, "%s", cap_dump(&c));
+	cr_assert_str_eq(c.m[0].msg,
+			 "'#' inside the word 'iqn.1993-08.org.debian:01:h#10.0.0.1' starts a comment: "
+			 "'iqn.1993-08.org.debian:01:h' is read and '#10.0.0.1' ignored; write \\# "
+			 "or quote the word if the '#' belongs to it");
+}
+
+Test(conf_lexer, hash_after_blank_or_quoted_hash_is_quiet)
+{
+	struct captured c;
+	cr_assert_str_eq(lex("a 1 #c\nb \"x#y\" z\\#w\n", &c), "W1(a)W1(1);W2(b)W2(x#y)W2(z#w);$");
+	cr_assert_eq(c.n, 0, "%s", cap_dump(&c));
 }
 
 Test(conf_lexer, escaped_hash_and_backslash)
