@@ -1,5 +1,5 @@
 /* MMC commands that describe the disc of a CD-ROM LU (SCST's vcdrom): READ TOC/PMA/ATIP,
- * READ DISC INFORMATION, READ TRACK INFORMATION.
+ * READ DISC INFORMATION, READ TRACK INFORMATION, READ SUB-CHANNEL.
  *
  * The medium is an ISO 9660 image: one closed session holding one data track (mode 1,
  * recorded uninterrupted) from LBA 0 to the end of the file, then the lead-out.  That is what
@@ -182,5 +182,50 @@ enum scsi_sr mmc_read_track_info(struct scsi_task *t)
 	put_be32(b + 8, 0); /* start */
 	put_be32(b + 24, n > 0xffffffffull ? 0xffffffffu : (uint32_t)n); /* size */
 	scsi_data_in(t, b, sizeof(b) < alloc ? sizeof(b) : alloc);
+	return SR_OK;
+}
+
+/* READ SUB-CHANNEL (42h, the opcode a disk LU uses for UNMAP): Windows' cdrom.sys asks for the
+ * current position (format 01h) and the media catalog number (02h).  Nothing ever plays audio
+ * here, so the position is the start of track 1 and the audio status "none to return"; a
+ * pressed data disc has no catalog number and no ISRC (MCVAL / TCVAL 0). */
+enum scsi_sr mmc_read_subchannel(struct scsi_task *t)
+{
+	bool msf = t->cdb[1] & 0x02, subq = t->cdb[2] & 0x40;
+	uint8_t format = t->cdb[3], track = t->cdb[6];
+	uint16_t alloc = get_be16(t->cdb + 7);
+	uint8_t b[24];
+	unsigned len = 4;
+
+	if (subq && (format < 1 || format > 3))
+		return scsi_invalid_cdb(t, 3, -1);
+	if (subq && format == 3 && track != 1)
+		return scsi_invalid_cdb(t, 6, -1);
+	memset(b, 0, sizeof(b));
+	b[1] = 0x15; /* audio status: no current audio status to return */
+	if (subq) {
+		b[4] = format;
+		switch (format) {
+		case 1: /* CD current position: track 1, index 1, at its start */
+			b[5] = CTRL_DATA_TRACK;
+			b[6] = 1;
+			b[7] = 1;
+			put_addr(b + 8, 0, msf);
+			if (msf)
+				memset(b + 12, 0, 4); /* track relative 00:00:00 */
+			len = 16;
+			break;
+		case 2: /* media catalog number: none (MCVAL 0) */
+			len = 24;
+			break;
+		case 3: /* ISRC of track 1: none (TCVAL 0) */
+			b[5] = CTRL_DATA_TRACK;
+			b[6] = 1;
+			len = 24;
+			break;
+		}
+	}
+	put_be16(b + 2, (uint16_t)(len - 4));
+	scsi_data_in(t, b, len < alloc ? len : alloc);
 	return SR_OK;
 }

@@ -1,6 +1,6 @@
 /* MMC commands that describe the drive of a CD-ROM LU (SCST's vcdrom): GET CONFIGURATION, GET
- * EVENT STATUS NOTIFICATION (polled media events), MECHANISM STATUS, SET CD SPEED, and mode
- * page 2Ah (MM capabilities).
+ * EVENT STATUS NOTIFICATION (polled media events), MECHANISM STATUS, SET CD SPEED, GET
+ * PERFORMANCE, and mode page 2Ah (MM capabilities).
  *
  * The drive is a tray-loading CD-ROM reader: profile CD-ROM (0008h), current when a medium is
  * loaded; it ejects (START STOP UNIT LOEJ), locks (PREVENT ALLOW MEDIUM REMOVAL), and reports
@@ -177,4 +177,46 @@ unsigned mmc_caps_page(const struct scsi_dev *dev, uint8_t *p, bool changeable)
 	put_be16(p + 8, CD_SPEED_40X);	/* maximum read speed (obsolete field, still read) */
 	put_be16(p + 14, CD_SPEED_40X); /* current read speed */
 	return 22;
+}
+
+/* GET PERFORMANCE (ACh), which Windows sends before it reads: type 00h (performance) is one
+ * nominal descriptor over the whole disc at the drive's one speed, read only (a write
+ * performance question, or no medium, gets the header alone); type 03h (write speed) has no
+ * descriptor on a drive that cannot write.  Other types are for recorders. */
+enum scsi_sr mmc_get_performance(struct scsi_task *t)
+{
+	uint8_t data_type = t->cdb[1] & 0x1f, type = t->cdb[10];
+	uint16_t max_desc = get_be16(t->cdb + 8);
+	struct scsi_dev *dev = t->core.dev;
+	uint32_t alloc, len = 8;
+	uint64_t n = 0;
+	uint8_t b[8 + 16];
+
+	if (type != 0x00 && type != 0x03)
+		return scsi_invalid_cdb(t, 10, -1);
+	memset(b, 0, sizeof(b));
+	if (type == 0x00) {
+		if ((data_type & 0x03) != 0) /* Except: only the nominal performance here */
+			return scsi_invalid_cdb(t, 1, 1);
+		b[4] = data_type & 0x04 ? 0x02 : 0; /* Write */
+		if (medium_present(dev, NULL, false)) {
+			pthread_mutex_lock(&dev->lock);
+			n = dev->nr_blocks;
+			pthread_mutex_unlock(&dev->lock);
+		}
+		if (!(data_type & 0x04) && n && max_desc) {
+			uint32_t last = n - 1 > 0xffffffffull ? 0xffffffffu : (uint32_t)(n - 1);
+
+			put_be32(b + 8, 0);		/* start LBA */
+			put_be32(b + 12, CD_SPEED_40X); /* start performance, kB/s */
+			put_be32(b + 16, last);		/* end LBA */
+			put_be32(b + 20, CD_SPEED_40X);
+			len += 16;
+		}
+	}
+	put_be32(b, len - 4);
+	/* the allocation length is the descriptor count: header plus that many descriptors */
+	alloc = 8 + (uint32_t)max_desc * 16;
+	scsi_data_in(t, b, len < alloc ? len : alloc);
+	return SR_OK;
 }

@@ -59,15 +59,21 @@ struct scsi_cmd_desc {
 	bool (*lu_support)(const struct scsi_dev *dev, uint8_t *usage);
 };
 
+/* Is d in the command set of dev's device type (any type when dev is NULL)? */
+static inline bool scsi_cmd_for_type(const struct scsi_cmd_desc *d, const struct scsi_dev *dev)
+{
+	bool cdrom = dev && dev->p.type == SCSI_TYPE_CDROM;
+
+	return cdrom ? (d->flags & (SCSI_CF_MMC | SCSI_CF_MMC_ONLY)) != 0
+		     : !(dev && (d->flags & SCSI_CF_MMC_ONLY));
+}
+
 /* Does dev offer d (its device type's command set, then lu_support)?  usage: NULL, or a copy
  * of d->usage to adjust. */
 static inline bool scsi_cmd_on_lu(const struct scsi_cmd_desc *d, const struct scsi_dev *dev,
 				  uint8_t *usage)
 {
-	bool cdrom = dev && dev->p.type == SCSI_TYPE_CDROM;
-
-	if (cdrom ? !(d->flags & (SCSI_CF_MMC | SCSI_CF_MMC_ONLY))
-		  : (dev && (d->flags & SCSI_CF_MMC_ONLY)))
+	if (!scsi_cmd_for_type(d, dev))
 		return false;
 	return !d->lu_support || !dev || d->lu_support(dev, usage);
 }
@@ -76,6 +82,14 @@ extern const struct scsi_cmd_desc scsi_cmd_table[];
 extern const unsigned scsi_cmd_table_len;
 /* Find the entry for a CDB (opcode, and service action where the opcode has them). */
 const struct scsi_cmd_desc *scsi_cmd_lookup(const uint8_t *cdb);
+/* The same for a CDB addressed to dev: where device types give an opcode different commands
+ * (42h: UNMAP on a disk, READ SUB-CHANNEL on a CD-ROM), the row of dev's type; else, or with
+ * dev NULL, the first row (which dev may then not offer: scsi_cmd_on_lu). */
+const struct scsi_cmd_desc *scsi_cmd_lookup_dev(const uint8_t *cdb, const struct scsi_dev *dev);
+/* The row of (opcode, service action) for dev's type, as REPORT SUPPORTED OPERATION CODES
+ * names a command; use_sa false: the opcode's row when it has no service actions. */
+const struct scsi_cmd_desc *scsi_cmd_find(uint8_t opcode, uint16_t sa, bool use_sa,
+					  const struct scsi_dev *dev);
 /* Does any entry use this opcode (to tell "invalid opcode" from "invalid service action")? */
 bool scsi_cmd_opcode_known(uint8_t opcode);
 
@@ -195,6 +209,8 @@ enum scsi_sr mmc_get_configuration(struct scsi_task *t);
 enum scsi_sr mmc_get_event_status(struct scsi_task *t);
 enum scsi_sr mmc_mechanism_status(struct scsi_task *t);
 enum scsi_sr mmc_set_cd_speed(struct scsi_task *t);
+enum scsi_sr mmc_read_subchannel(struct scsi_task *t);
+enum scsi_sr mmc_get_performance(struct scsi_task *t);
 /* Mode page 2Ah, MM capabilities and mechanical status (MODE SENSE on a CD-ROM LU). */
 unsigned mmc_caps_page(const struct scsi_dev *dev, uint8_t *p, bool changeable);
 

@@ -35,20 +35,37 @@ static void build_index(void)
 		op_first[scsi_cmd_table[i].opcode] = (uint16_t)(i + 1);
 }
 
-const struct scsi_cmd_desc *scsi_cmd_lookup(const uint8_t *cdb)
+/* Rows of one opcode are adjacent in the table (test_scsi_opcodes checks it is sorted). */
+const struct scsi_cmd_desc *scsi_cmd_find(uint8_t opcode, uint16_t sa, bool use_sa,
+					  const struct scsi_dev *dev)
 {
+	const struct scsi_cmd_desc *first = NULL;
 	unsigned i;
 
 	pthread_once(&index_once, build_index);
-	i = op_first[cdb[0]];
+	i = op_first[opcode];
 	if (!i)
 		return NULL;
-	for (i--; i < scsi_cmd_table_len && scsi_cmd_table[i].opcode == cdb[0]; i++) {
+	for (i--; i < scsi_cmd_table_len && scsi_cmd_table[i].opcode == opcode; i++) {
 		const struct scsi_cmd_desc *d = &scsi_cmd_table[i];
-		if (!(d->flags & SCSI_CF_SA) || d->sa == (cdb[1] & 0x1f))
+		if ((d->flags & SCSI_CF_SA) && (!use_sa || d->sa != sa))
+			continue;
+		if (scsi_cmd_for_type(d, dev))
 			return d;
+		if (!first)
+			first = d;
 	}
-	return NULL;
+	return first;
+}
+
+const struct scsi_cmd_desc *scsi_cmd_lookup_dev(const uint8_t *cdb, const struct scsi_dev *dev)
+{
+	return scsi_cmd_find(cdb[0], cdb[1] & 0x1f, true, dev);
+}
+
+const struct scsi_cmd_desc *scsi_cmd_lookup(const uint8_t *cdb)
+{
+	return scsi_cmd_lookup_dev(cdb, NULL);
 }
 
 bool scsi_cmd_opcode_known(uint8_t opcode)
@@ -241,7 +258,7 @@ void scsi_task_execute(struct scsi_task *t)
 	t->core.dev = dev;
 	t->core.lun_ent = ent;
 
-	d = scsi_cmd_lookup(t->cdb);
+	d = scsi_cmd_lookup_dev(t->cdb, dev);
 	t->core.desc = d;
 	if (!dev && !(d && (d->flags & SCSI_CF_NO_LU))) {
 		complete_early(t, SR_LUN_NOT_SUPPORTED);

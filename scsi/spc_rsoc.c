@@ -29,18 +29,6 @@ static bool opcode_has_sa(uint8_t op)
 	return false;
 }
 
-static const struct scsi_cmd_desc *find(uint8_t op, uint16_t sa, bool use_sa)
-{
-	for (unsigned i = 0; i < scsi_cmd_table_len; i++) {
-		const struct scsi_cmd_desc *d = &scsi_cmd_table[i];
-		if (d->opcode != op)
-			continue;
-		if (!(d->flags & SCSI_CF_SA) || (use_sa && d->sa == sa))
-			return d;
-	}
-	return NULL;
-}
-
 static enum scsi_sr report_all(struct scsi_task *t, bool rctd, uint32_t alloc)
 {
 	unsigned dlen = 8 + (rctd ? CTD_LEN : 0);
@@ -118,14 +106,14 @@ enum scsi_sr spc_report_supported_opcodes(struct scsi_task *t)
 	case 1:
 		if (opcode_has_sa(op))
 			return scsi_invalid_cdb(t, 3, -1);
-		return report_one(t, find(op, 0, false), rctd, alloc);
+		return report_one(t, scsi_cmd_find(op, 0, false, t->core.dev), rctd, alloc);
 	case 2:
 		has_sa = opcode_has_sa(op);
 		if (!has_sa && scsi_cmd_opcode_known(op))
 			return scsi_invalid_cdb(t, 3, -1);
-		return report_one(t, has_sa ? find(op, sa, true) : NULL, rctd, alloc);
+		return report_one(t, has_sa ? scsi_cmd_find(op, sa, true, t->core.dev) : NULL, rctd, alloc);
 	case 3:
-		return report_one(t, find(op, sa, opcode_has_sa(op)), rctd, alloc);
+		return report_one(t, scsi_cmd_find(op, sa, opcode_has_sa(op), t->core.dev), rctd, alloc);
 	default:
 		return scsi_invalid_cdb(t, 2, 2);
 	}

@@ -245,7 +245,7 @@ static unsigned page_block_limits(struct scsi_task *t, uint8_t *b)
 static bool sanitize_offered(const struct scsi_dev *dev, uint8_t sa)
 {
 	uint8_t cdb[16] = {0x48, sa};
-	const struct scsi_cmd_desc *d = scsi_cmd_lookup(cdb);
+	const struct scsi_cmd_desc *d = scsi_cmd_lookup_dev(cdb, dev);
 
 	return d && scsi_cmd_on_lu(d, dev, NULL);
 }

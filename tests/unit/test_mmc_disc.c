@@ -142,3 +142,78 @@ Test(mmc_disc, empty_drive_has_no_medium, .init = cd_init_empty, .fini = cd_fini
 	r = cd_in((uint8_t[6]){0}, 6, NULL, 0);
 	cr_assert_eq(th_asc(&r), 0x3a);
 }
+
+/* READ SUB-CHANNEL shares opcode 42h with UNMAP: on a CD-ROM LU it is READ SUB-CHANNEL, with
+ * its own CDB usage in REPORT SUPPORTED OPERATION CODES, and UNMAP is nowhere. */
+Test(mmc_disc, read_subchannel_position_mcn_isrc, .init = cd_init, .fini = cd_fini)
+{
+	uint8_t cdb[10] = {0x42, 0, 0x40, 0x01, 0, 0, 0, 0, 64, 0}, b[64];
+	struct th_result r = cd_in(cdb, 10, b, 64);
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD, "key %#x asc %#x", th_sense_key(&r), th_asc(&r));
+	cr_assert_eq(r.data_len, 16);
+	cr_assert_eq(b[1], 0x15, "no current audio status to return");
+	cr_assert_eq(get_be16(b + 2), 12);
+	cr_assert_eq(b[4], 0x01);
+	cr_assert_eq(b[5], 0x14, "ADR 1, data track");
+	cr_assert_eq(b[6], 1, "track 1");
+	cr_assert_eq(b[7], 1, "index 1");
+	cr_assert_eq(get_be32(b + 8), 0);
+	cr_assert_eq(get_be32(b + 12), 0);
+	/* MSF: absolute 00:02:00, relative 00:00:00 */
+	cdb[1] = 0x02;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(memcmp(b + 8, (uint8_t[]){0, 0, 2, 0, 0, 0, 0, 0}, 8), 0);
+	/* media catalog number: none */
+	cdb[1] = 0;
+	cdb[3] = 0x02;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(r.data_len, 24);
+	cr_assert_eq(get_be16(b + 2), 20);
+	cr_assert_eq(b[4], 0x02);
+	cr_assert_eq(b[8] & 0x80, 0, "MCVAL 0");
+	/* ISRC of track 1: none; of track 2: there is no track 2 */
+	cdb[3] = 0x03;
+	cdb[6] = 1;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(b[8] & 0x80, 0, "TCVAL 0");
+	cdb[6] = 2;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(th_asc(&r), 0x24);
+	cr_assert_eq(r.sense[15], 0xc0 | 0, "field pointer byte 6");
+	cr_assert_eq(get_be16(r.sense + 16), 6);
+	/* SUBQ 0: the header alone; an unknown format: byte 3 */
+	cdb[2] = 0;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(r.data_len, 4);
+	cr_assert_eq(get_be16(b + 2), 0);
+	cdb[2] = 0x40;
+	cdb[3] = 0x04;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(th_asc(&r), 0x24);
+	cr_assert_eq(get_be16(r.sense + 16), 3);
+	/* the allocation length cuts the answer */
+	cdb[3] = 0x01;
+	cdb[8] = 6;
+	r = cd_in(cdb, 10, b, 64);
+	cr_assert_eq(r.data_len, 6);
+	/* RSOC on this LU names READ SUB-CHANNEL's CDB usage for 42h, not UNMAP's */
+	r = cd_in((uint8_t[12]){0xa3, 0x0c, 0x01, 0x42, 0, 0, 0, 0, 0, 64, 0, 0}, 12, b, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(b[1] & 7, 3, "supported");
+	cr_assert_eq(get_be16(b + 2), 10);
+	cr_assert_eq(memcmp(b + 4, (uint8_t[]){0x42, 0x02, 0x40, 0xff}, 4), 0);
+	cr_assert_str_eq(scsi_cmd_lookup_dev((uint8_t[10]){0x42}, cd_dev)->name,
+			 "READ SUB-CHANNEL");
+	cr_assert_str_eq(scsi_cmd_lookup_dev((uint8_t[10]){0x42}, NULL)->name, "UNMAP");
+}
+
+Test(mmc_disc, read_subchannel_needs_a_medium, .init = cd_init_empty, .fini = cd_fini)
+{
+	uint8_t b[16];
+	struct th_result r = cd_in((uint8_t[10]){0x42, 0, 0x40, 0x01, 0, 0, 0, 0, 16, 0}, 10, b, 16);
+
+	cr_assert_eq(th_sense_key(&r), SK_NOT_READY);
+	cr_assert_eq(th_asc(&r), 0x3a);
+}

@@ -159,3 +159,60 @@ Test(mmc_drive, mechanism_status_and_speed, .init = cd_init, .fini = cd_fini)
 	r = cd_in((uint8_t[10]){0x4a, 0, 0, 0, 0x10, 0, 0, 0, 8, 0}, 10, b, 8);
 	cr_assert_eq(r.status, SAM_STAT_CHECK_CONDITION);
 }
+
+/* GET PERFORMANCE as Windows asks: nominal read performance over the disc, nothing to write
+ * with, no write speeds, and the other types refused. */
+Test(mmc_drive, get_performance, .init = cd_init, .fini = cd_fini)
+{
+	uint8_t cdb[12] = {0xac, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0x00, 0}, b[64];
+	struct th_result r = cd_in(cdb, 12, b, 64);
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD, "key %#x asc %#x", th_sense_key(&r), th_asc(&r));
+	cr_assert_eq(r.data_len, 24);
+	cr_assert_eq(get_be32(b), 20, "performance data length");
+	cr_assert_eq(b[4], 0, "read, nominal");
+	cr_assert_eq(get_be32(b + 8), 0, "start LBA");
+	cr_assert_eq(get_be32(b + 12), 7040, "40x in kB/s");
+	cr_assert_eq(get_be32(b + 16), MMC_BLOCKS - 1, "end LBA");
+	cr_assert_eq(get_be32(b + 20), 7040);
+	/* no descriptor asked for: the header */
+	cdb[9] = 0;
+	r = cd_in(cdb, 12, b, 64);
+	cr_assert_eq(r.data_len, 8);
+	/* write performance: the header, Write set, nothing else */
+	cdb[1] = 0x14;
+	cdb[9] = 4;
+	r = cd_in(cdb, 12, b, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(r.data_len, 8);
+	cr_assert_eq(get_be32(b), 4);
+	cr_assert_eq(b[4], 0x02);
+	/* write speed descriptors: none on a reader */
+	cdb[1] = 0;
+	cdb[10] = 0x03;
+	r = cd_in(cdb, 12, b, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(r.data_len, 8);
+	cr_assert_eq(get_be32(b), 4);
+	/* defect status and the others: byte 10 */
+	cdb[10] = 0x02;
+	r = cd_in(cdb, 12, b, 64);
+	cr_assert_eq(th_asc(&r), 0x24);
+	cr_assert_eq(get_be16(r.sense + 16), 10);
+	/* exception reporting of performance is not offered: byte 1 */
+	cdb[10] = 0;
+	cdb[1] = 0x11;
+	r = cd_in(cdb, 12, b, 64);
+	cr_assert_eq(th_asc(&r), 0x24);
+	cr_assert_eq(get_be16(r.sense + 16), 1);
+}
+
+Test(mmc_drive, get_performance_without_medium, .init = cd_init_empty, .fini = cd_fini)
+{
+	uint8_t b[32];
+	struct th_result r =
+	    cd_in((uint8_t[12]){0xac, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0}, 12, b, sizeof(b));
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(r.data_len, 8, "no medium: no descriptor");
+}

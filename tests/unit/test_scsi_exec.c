@@ -418,12 +418,22 @@ Test(exec, opcode_lookup)
 	cr_assert(scsi_cmd_opcode_known(0x9e));
 	cr_assert_not(scsi_cmd_opcode_known(0x02));
 	cr_assert_str_eq(scsi_cmd_lookup(c3)->name, "READ(10)");
-	/* every row is reachable through the lookup */
+	/* every row is reachable through the lookup, for an LU of a type that offers it */
 	for (unsigned i = 0; i < scsi_cmd_table_len; i++) {
-		uint8_t cdb[16] = {scsi_cmd_table[i].opcode};
-		if (scsi_cmd_table[i].flags & SCSI_CF_SA)
-			cdb[1] = scsi_cmd_table[i].sa;
-		cr_assert_eq(scsi_cmd_lookup(cdb), &scsi_cmd_table[i], "row %u %s", i,
-			     scsi_cmd_table[i].name);
+		const struct scsi_dev disk = {0}, cd = {.p.type = SCSI_TYPE_CDROM};
+		const struct scsi_cmd_desc *d = &scsi_cmd_table[i];
+		uint8_t cdb[16] = {d->opcode};
+		if (d->flags & SCSI_CF_SA)
+			cdb[1] = d->sa;
+		cr_assert_eq(scsi_cmd_lookup_dev(cdb, scsi_cmd_for_type(d, &disk) ? &disk : &cd),
+			     d, "row %u %s", i, d->name);
 	}
+	/* 42h: UNMAP for a disk (and when no LU is known), READ SUB-CHANNEL for a CD-ROM */
+	cr_assert_str_eq(scsi_cmd_lookup((uint8_t[16]){0x42})->name, "UNMAP");
+	cr_assert_str_eq(scsi_cmd_lookup_dev((uint8_t[16]){0x42}, &(struct scsi_dev){0})->name,
+			 "UNMAP");
+	cr_assert_str_eq(
+	    scsi_cmd_lookup_dev((uint8_t[16]){0x42}, &(struct scsi_dev){.p.type = SCSI_TYPE_CDROM})
+		->name,
+	    "READ SUB-CHANNEL");
 }

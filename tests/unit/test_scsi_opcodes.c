@@ -51,7 +51,17 @@ Test(opcodes, rows_are_grouped_unique_and_complete)
 		if (i) {
 			const struct scsi_cmd_desc *p = &scsi_cmd_table[i - 1];
 			cr_assert_geq(d->opcode, p->opcode, "table sorted by opcode at %s", d->name);
-			if (d->opcode == p->opcode) {
+			if (d->opcode == p->opcode && !(d->flags & SCSI_CF_SA)) {
+				/* one opcode, two device types (42h: UNMAP / READ SUB-CHANNEL):
+				 * the rows must never both apply to one LU */
+				const struct scsi_dev disk = {0};
+				const struct scsi_dev cd = {.p.type = SCSI_TYPE_CDROM};
+				cr_assert_not(p->flags & SCSI_CF_SA, "%s", d->name);
+				cr_assert_not(scsi_cmd_for_type(d, &disk) && scsi_cmd_for_type(p, &disk),
+					      "%s / %s both on a disk", p->name, d->name);
+				cr_assert_not(scsi_cmd_for_type(d, &cd) && scsi_cmd_for_type(p, &cd),
+					      "%s / %s both on a CD-ROM", p->name, d->name);
+			} else if (d->opcode == p->opcode) {
 				cr_assert(d->flags & SCSI_CF_SA);
 				cr_assert(p->flags & SCSI_CF_SA);
 				cr_assert_gt(d->sa, p->sa, "%s: service actions ascending", d->name);
