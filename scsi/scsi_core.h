@@ -34,6 +34,8 @@ void scsi_core_lazy_init(void);
 void scsi_stats_task_done(const struct scsi_task *t);
 /* A nexus registered (+1) / unregistered (-1): each LU it addresses counts it. */
 void scsi_stats_nexus_luns(const struct scsi_nexus *nx, int delta);
+/* The same for one LUN table (a nexus moving from one table to another). */
+void scsi_stats_table_nexus(const struct scsi_lun_table *t, int delta);
 
 /* ---- task set (scsi_taskset.c) ---- */
 /* Enter t into its LU's task set.  Returns true when t may run now; false when it waits (it is

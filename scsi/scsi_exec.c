@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "scsi/scsi_core.h"
+#include "scsi/scsi_srcu.h"
 
 /* ---- opcode table lookup ---- */
 
@@ -112,7 +113,8 @@ void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr)
 	if (dev && dev->ts)
 		enabled = scsi_ts_leave(dev->ts, t, &aborted, &tas, &watch);
 	finish(t, sr, aborted, tas);
-	t->done(t); /* t may be gone after this */
+	scsi_srcu_unlock(t->core.srcu_idx); /* nothing of the LU or its table is read after this */
+	t->done(t);			    /* t may be gone after this */
 	scsi_tmf_release(watch);
 	while (enabled) {
 		struct scsi_task *next = enabled->core.runq_next;
@@ -125,6 +127,7 @@ void scsi_task_complete_aborted(struct scsi_task *t, bool tas)
 {
 	t->core.flags |= TF_DONE;
 	finish(t, SR_ABORTED, true, tas);
+	scsi_srcu_unlock(t->core.srcu_idx);
 	t->done(t);
 }
 
@@ -133,6 +136,7 @@ static void complete_early(struct scsi_task *t, enum scsi_sr sr)
 {
 	t->core.flags |= TF_DONE;
 	finish(t, sr, false, false);
+	scsi_srcu_unlock(t->core.srcu_idx);
 	t->done(t);
 }
 
@@ -252,8 +256,12 @@ void scsi_task_execute(struct scsi_task *t)
 	t->resid = 0;
 	t->aborted = false;
 
-	if (t->nexus && t->nexus->luns)
-		ent = scsi_lun_lookup(t->nexus->luns, t->lun);
+	/* From here to done() the task may use the LUN table and the LU it names: a live change
+	 * that replaces them waits for it (scsi_srcu_synchronize) before freeing them. */
+	t->core.srcu_idx = scsi_srcu_lock();
+	if (t->nexus)
+		t->core.luns = __atomic_load_n(&t->nexus->luns, __ATOMIC_ACQUIRE);
+	ent = scsi_lun_lookup(t->core.luns, t->lun);
 	dev = ent ? ent->dev : NULL;
 	t->core.dev = dev;
 	t->core.lun_ent = ent;
@@ -306,9 +314,11 @@ void scsi_nexus_register(struct scsi_nexus *nx)
  * outlive the nexus; a medium removal prevention and an SPC-2 reservation do not. */
 void scsi_nexus_unregister(struct scsi_nexus *nx)
 {
-	scsi_stats_nexus_luns(nx, -1);
-	for (unsigned i = 0; nx->luns && i < nx->luns->n; i++) {
-		struct scsi_dev *dev = nx->luns->e[i].dev;
+	const struct scsi_lun_table *luns = __atomic_load_n(&nx->luns, __ATOMIC_ACQUIRE);
+
+	scsi_stats_table_nexus(luns, -1);
+	for (unsigned i = 0; luns && i < luns->n; i++) {
+		struct scsi_dev *dev = luns->e[i].dev;
 		if (!dev)
 			continue;
 		scsi_ua_clear_prevent(dev, nx);

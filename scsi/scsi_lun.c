@@ -23,6 +23,20 @@ const struct scsi_lun_entry *scsi_lun_lookup(const struct scsi_lun_table *t, uin
 	return NULL;
 }
 
+/* Same LUN numbers, same LUs behind them, same LUN-level read_only. */
+bool scsi_lun_tables_equal(const struct scsi_lun_table *a, const struct scsi_lun_table *b)
+{
+	unsigned na = a ? a->n : 0, nb = b ? b->n : 0;
+
+	if (na != nb)
+		return false;
+	for (unsigned i = 0; i < na; i++)
+		if (a->e[i].lun != b->e[i].lun || a->e[i].dev != b->e[i].dev ||
+		    a->e[i].read_only != b->e[i].read_only)
+			return false;
+	return true;
+}
+
 /* Single-level LUNs only: peripheral device addressing (bus 0, LUN 0..255), flat space
  * (0..16383) and extended flat space (0xD2, 24-bit).  Anything else (hierarchical levels,
  * logical unit addressing, a non-zero bus) decodes to a number no table holds, so the

@@ -20,6 +20,8 @@ struct scsi_lun_table {
 };
 
 const struct scsi_lun_entry *scsi_lun_lookup(const struct scsi_lun_table *t, uint64_t lun);
+/* Same LUN numbers mapped to the same LUs with the same read_only (NULL is empty). */
+bool scsi_lun_tables_equal(const struct scsi_lun_table *a, const struct scsi_lun_table *b);
 
 /* SAM-5 LUN encoding: peripheral (0..255), flat space (256..16383), extended flat space
  * (up to 2^24-1).  Decode returns SCSI_LUN_INVALID for addressing we do not serve. */

@@ -55,16 +55,21 @@ void scsi_nexus_count_tmf(struct scsi_nexus *nx)
 		add(&nx->stats.tmfs, 1);
 }
 
-void scsi_stats_nexus_luns(const struct scsi_nexus *nx, int delta)
+void scsi_stats_table_nexus(const struct scsi_lun_table *t, int delta)
 {
-	for (unsigned i = 0; nx->luns && i < nx->luns->n; i++) {
-		struct scsi_dev *dev = nx->luns->e[i].dev;
+	for (unsigned i = 0; t && i < t->n; i++) {
+		struct scsi_dev *dev = t->e[i].dev;
 		bool seen = false;
 		for (unsigned k = 0; k < i && !seen; k++) /* an LU at two LUNs counts once */
-			seen = nx->luns->e[k].dev == dev;
+			seen = t->e[k].dev == dev;
 		if (dev && !seen)
 			add(&dev->stats.nexuses, (uint64_t)(int64_t)delta);
 	}
+}
+
+void scsi_stats_nexus_luns(const struct scsi_nexus *nx, int delta)
+{
+	scsi_stats_table_nexus(__atomic_load_n(&nx->luns, __ATOMIC_ACQUIRE), delta);
 }
 
 void scsi_io_stats_read(const struct scsi_io_stats *live, struct scsi_io_stats *out)

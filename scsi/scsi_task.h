@@ -76,7 +76,10 @@ struct scsi_nexus {
 	char target_name[SCSI_NAME_MAX];
 	char target_port[SCSI_NAME_MAX + 24];  /* "iqn...,t,0x<tpgt>" for iSCSI */
 	uint16_t rel_tgt_id;                   /* relative target port identifier (VPD 83, RTPG) */
-	const struct scsi_lun_table *luns;     /* LUs this nexus may address, resolved by ACL */
+	/* LUs this nexus may address, resolved by ACL.  Set before scsi_nexus_register(); after
+	 * that only through scsi_nexus_set_luns() (live changes), which publishes a new table
+	 * with a release store: the core reads it once per command (acquire). */
+	const struct scsi_lun_table *luns;
 	uint32_t max_xfer_bytes;               /* most one command's data may be; 0: no own limit */
 	void *transport_priv;
 	struct scsi_io_stats stats;            /* kept by the core; transports only read them */
@@ -116,7 +119,9 @@ struct scsi_task {
 	/* ---- core-private: transports must not touch ---- */
 	struct {
 		struct scsi_dev *dev;
+		const struct scsi_lun_table *luns; /* the nexus's table when the task arrived */
 		const struct scsi_lun_entry *lun_ent;
+		unsigned srcu_idx;             /* read-side section held until done() (scsi_srcu.h) */
 		const struct scsi_cmd_desc *desc;
 		struct scsi_task *next, *prev; /* task set of the LU */
 		struct scsi_task *wait_next;   /* queued behind ORDERED / range lock */
@@ -196,6 +201,13 @@ void scsi_tmf_execute(struct scsi_tmf *tmf);
 /* Nexus lifecycle.  Register before the first task; unregister after the last completes. */
 void scsi_nexus_register(struct scsi_nexus *nx);
 void scsi_nexus_unregister(struct scsi_nexus *nx);
+/* Live change of the LUs a registered nexus may address (scsi/scsi_lunmap.c).  The caller
+ * keeps nx from unregistering meanwhile (its login/logout lock).  When the map changes (LUN
+ * numbers, LUs or read_only), REPORTED LUNS DATA HAS CHANGED is set for nx on every LU of the
+ * new table, then the table is published; an LU nx no longer reaches loses nx's PREVENT ALLOW
+ * MEDIUM REMOVAL and SPC-2 reservation.  Returns whether the map changed.  The old table (and
+ * an LU no table holds any more) must stay valid until scsi_srcu_synchronize() returns. */
+bool scsi_nexus_set_luns(struct scsi_nexus *nx, const struct scsi_lun_table *luns);
 
 /* Core lifetime: worker threads for the commands that block (COMPARE AND WRITE, XCOPY, ...). */
 int scsi_core_init(unsigned nworkers);

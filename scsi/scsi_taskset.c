@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "scsi/scsi_core.h"
+#include "scsi/scsi_srcu.h"
 
 struct scsi_taskset {
 	pthread_mutex_t mu;
@@ -31,6 +32,8 @@ struct tmf_rec {
 	struct scsi_tmf *tmf;
 	unsigned pending;
 	bool on_stack; /* owned by a waiting caller (scsi_ts_abort_nexuses), not freed here */
+	bool srcu;     /* a TMF from a transport: holds a read-side section until done() */
+	unsigned srcu_idx;
 };
 
 struct scsi_tmf_watch {
@@ -183,8 +186,12 @@ static void tmf_put(struct tmf_rec *rec)
 	pthread_mutex_unlock(&tmf_mu);
 	if (last) {
 		struct scsi_tmf *tmf = rec->tmf;
+		bool srcu = rec->srcu;
+		unsigned idx = rec->srcu_idx;
 		if (!rec->on_stack)
 			free(rec);
+		if (srcu)
+			scsi_srcu_unlock(idx);
 		tmf->done(tmf); /* rec must not be touched from here on */
 	}
 }
@@ -339,9 +346,9 @@ static void lu_reset(struct scsi_dev *dev, struct tmf_rec *rec, uint8_t asc, uin
 void scsi_tmf_execute(struct scsi_tmf *tmf)
 {
 	const struct scsi_nexus *nx = tmf->nexus;
-	const struct scsi_lun_table *luns = nx ? nx->luns : NULL;
-	const struct scsi_lun_entry *ent = scsi_lun_lookup(luns, tmf->lun);
-	struct scsi_dev *dev = ent ? ent->dev : NULL;
+	const struct scsi_lun_table *luns;
+	const struct scsi_lun_entry *ent;
+	struct scsi_dev *dev;
 	struct victims victims = {0};
 	struct tmf_rec *rec;
 	uint8_t asc, ascq;
@@ -355,6 +362,12 @@ void scsi_tmf_execute(struct scsi_tmf *tmf)
 	}
 	rec->tmf = tmf;
 	rec->pending = 1;
+	/* the LUN table and its LUs stay until done(), as for a command (scsi_srcu.h) */
+	rec->srcu = true;
+	rec->srcu_idx = scsi_srcu_lock();
+	luns = nx ? __atomic_load_n(&nx->luns, __ATOMIC_ACQUIRE) : NULL;
+	ent = scsi_lun_lookup(luns, tmf->lun);
+	dev = ent ? ent->dev : NULL;
 
 	switch (tmf->fn) {
 	case SCSI_TMF_ABORT_TASK:

@@ -10,7 +10,7 @@
 
 enum scsi_sr spc_report_luns(struct scsi_task *t)
 {
-	const struct scsi_lun_table *tbl = t->nexus ? t->nexus->luns : NULL;
+	const struct scsi_lun_table *tbl = t->core.luns;
 	uint8_t select = t->cdb[2];
 	uint32_t alloc = get_be32(t->cdb + 6);
 	unsigned n = 0;

@@ -19,7 +19,7 @@
 static enum scsi_sr resolve_cscd(struct scsi_task *t, const uint8_t *d, uint32_t off,
 				 struct xc_target *out)
 {
-	const struct scsi_lun_table *luns = t->nexus ? t->nexus->luns : NULL;
+	const struct scsi_lun_table *luns = t->core.luns;
 	uint8_t code_set = d[4] & 0x0f, assoc = (d[5] >> 4) & 0x3, type = d[5] & 0x0f;
 	uint8_t dlen = d[7];
 	uint32_t block_len = get_be24(d + 29);

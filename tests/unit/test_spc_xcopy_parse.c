@@ -28,11 +28,13 @@ static void down(void)
 	scsi_core_shutdown();
 }
 
-/* Parse directly, as the handler does, with a task that only carries the nexus. */
+/* Parse directly, as the handler does, with a task that only carries the nexus and the LUN
+ * table the core took from it on arrival. */
 static enum scsi_sr parse(const uint8_t *p, uint32_t len, struct xc_list *l, struct scsi_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->nexus = &n.nx;
+	t->core.luns = n.nx.luns;
 	t->core.sks_bit = -1;
 	return xc_parse(t, p, len, l);
 }
