@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "scsi/scsi_core.h"
+#include "scsi/scsi_srcu.h"
 
 /* FNV-1a: a stable hash for identifiers derived from names (same config, same ids). */
 static uint64_t fnv1a(const char *s)
@@ -44,11 +45,13 @@ struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore 
 	fill_defaults(&dev->p);
 	dev->bs = bs;
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_rwlock_init(&dev->ident_lock, NULL);
 	dev->ua = scsi_ua_create();
 	dev->ts = scsi_taskset_create();
 	if (!dev->ua || !dev->ts) {
 		scsi_ua_destroy(dev->ua);
 		scsi_taskset_destroy(dev->ts);
+		pthread_rwlock_destroy(&dev->ident_lock);
 		pthread_mutex_destroy(&dev->lock);
 		free(dev);
 		return NULL;
@@ -142,6 +145,7 @@ void scsi_dev_destroy(struct scsi_dev *dev)
 	}
 	scsi_taskset_destroy(dev->ts);
 	scsi_ua_destroy(dev->ua);
+	pthread_rwlock_destroy(&dev->ident_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev->bs); /* the device owns its backstore */
 	free(dev);
@@ -173,6 +177,8 @@ int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err
 	/* from here on new commands find no medium (3A/00) */
 	dev->medium_removed = true;
 	pthread_mutex_unlock(&dev->lock);
+	/* and the ones that found it (a READ between its medium check and the store) are done */
+	scsi_srcu_synchronize();
 
 	was_empty = cd_empty(dev);
 	if (!was_empty && bs->ops->close)

@@ -94,6 +94,10 @@ struct scsi_dev {
 	uint64_t nr_blocks;
 	uint32_t block_size;
 	uint8_t block_shift;
+	/* The identity in p (vendor ... scsi_device_name), which live administration may
+	 * rewrite as SCST does (scsi_dev_set_identity): INQUIRY and designator matching read it
+	 * under the read lock, as SCST's vdisk_serial_rwlock. */
+	pthread_rwlock_t ident_lock;
 	pthread_mutex_t lock; /* state below; never held across backstore I/O */
 	bool open;            /* scsi_dev_open() succeeded: backstore open, pr/rl/xc created */
 
@@ -125,7 +129,9 @@ struct scsi_dev {
 	uint16_t spc2_holder_rtpi;
 	bool spc2_reserved;
 
-	const struct scsi_alua_group *alua; /* NULL: symmetric access */
+	/* NULL: symmetric access.  Read with an acquire load inside a command (scsi_dev_tpg);
+	 * replaced live by scsi_dev_set_alua(), the old group kept until a grace period ends. */
+	const struct scsi_alua_group *alua;
 
 	struct scsi_ua_state *ua;
 	struct scsi_taskset *ts;
@@ -156,13 +162,30 @@ struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore 
 /* CD-ROM media change (SCST's vcdrom: writing `filename`): close the current image, open
  * `filename` ("" ejects), report NEW MEDIA to GET EVENT STATUS NOTIFICATION and 28/00 (NOT
  * READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED) to every nexus.  Refused while an initiator
- * prevents medium removal, as SCST does.  The caller guarantees no command of the LU is in
- * flight (the LU is idle or its nexuses are quiesced).  0, or -1 with a message in err. */
+ * prevents medium removal, as SCST does.  Commands arriving meanwhile find no medium (3A/00);
+ * the image closes once the commands that found it have completed (a grace period, so never
+ * call this from inside a command).  0, or -1 with a message in err. */
 int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err, size_t errlen);
 
 /* Capacity changed underneath (e.g. file grown): rescan, raise 2A/09 to every nexus.  A
  * configured size is kept: the LU is min(configured size, file length). */
 void scsi_dev_resize(struct scsi_dev *dev);
+
+/* ---- live administration (scsi/scsi_dev_live.c), called off the I/O path ---- */
+/* Take the identity of p (vendor, product, revision, t10_dev_id, usn, naa_id, eui64_id,
+ * vend_specific_id, scsi_device_name: SCST's writable vdisk attributes); when it differs,
+ * INQUIRY DATA HAS CHANGED (3F/03) to every nexus.  Returns whether it changed. */
+bool scsi_dev_set_identity(struct scsi_dev *dev, const struct scsi_dev_params *p);
+/* Does the identity of p equal dev's? */
+bool scsi_dev_identity_equal(const struct scsi_dev *dev, const struct scsi_dev_params *p);
+/* Publish dev's ALUA group (NULL: none).  When a port group's state, preferred bit, id or
+ * ports differ from the old group's, ASYMMETRIC ACCESS STATE CHANGED (2A/06) to every nexus.
+ * The old group must stay valid until scsi_srcu_synchronize().  Returns whether it changed. */
+bool scsi_dev_set_alua(struct scsi_dev *dev, const struct scsi_alua_group *g);
+/* SCST's write of size / size_mb (bytes > 0) or resync_size (bytes 0: the medium's own size
+ * again, capped by a configured size): the backstore's resize op, then CAPACITY DATA HAS
+ * CHANGED (2A/09) to every nexus when the block count moved.  0, or -1 with err. */
+int scsi_dev_set_size(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen);
 
 /* UNIT ATTENTION (scsi/spc_ua.c).  Establish for every I_T nexus except `except` (may be
  * NULL), or for one nexus by port names. */

@@ -12,7 +12,8 @@
 
 const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt_id)
 {
-	const struct scsi_alua_group *g = dev->alua;
+	/* published by scsi_dev_set_alua(); the caller's task keeps the group alive */
+	const struct scsi_alua_group *g = __atomic_load_n(&dev->alua, __ATOMIC_ACQUIRE);
 
 	if (!g)
 		return NULL;
@@ -86,8 +87,9 @@ enum scsi_sr spc_report_target_port_groups(struct scsi_task *t)
 	if (fmt > 1)
 		return scsi_invalid_cdb(t, 1, 7);
 	memset(buf, 0, sizeof(buf));
-	if (dev->alua) {
-		const struct scsi_alua_group *g = dev->alua;
+	const struct scsi_alua_group *g = __atomic_load_n(&dev->alua, __ATOMIC_ACQUIRE);
+
+	if (g) {
 		for (unsigned i = 0; i < g->ntpgs && i < 16; i++) {
 			const struct scsi_tpg *tpg = &g->tpgs[i];
 			len += put_tpg(buf + len, tpg->preferred, tpg->state, tpg->group_id,

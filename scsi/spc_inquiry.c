@@ -70,13 +70,22 @@ enum scsi_sr spc_inquiry(struct scsi_task *t)
 	if (t->cdb[1] & 0xfc)
 		return scsi_invalid_cdb(t, 1, scsi_msb(t->cdb[1] & 0xfc));
 	if (evpd) {
+		enum scsi_sr sr;
+
 		if (!t->core.dev)
 			return SR_LUN_NOT_SUPPORTED;
-		return spc_vpd_page(t, page, alloc);
+		pthread_rwlock_rdlock(&t->core.dev->ident_lock);
+		sr = spc_vpd_page(t, page, alloc);
+		pthread_rwlock_unlock(&t->core.dev->ident_lock);
+		return sr;
 	}
 	if (page)
 		return scsi_invalid_cdb(t, 2, -1);
+	if (t->core.dev)
+		pthread_rwlock_rdlock(&t->core.dev->ident_lock);
 	standard_inquiry(t, b);
+	if (t->core.dev)
+		pthread_rwlock_unlock(&t->core.dev->ident_lock);
 	scsi_data_in(t, b, STD_INQ_LEN < alloc ? STD_INQ_LEN : alloc);
 	return SR_OK;
 }

@@ -114,8 +114,8 @@ static bool scst_identity(const struct scsi_dev *dev)
 	return dev->p.eui64_len || dev->p.naa_len;
 }
 
-bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const uint8_t *id,
-				uint8_t len)
+static bool has_lu_designator(const struct scsi_dev *dev, uint8_t type, const uint8_t *id,
+			      uint8_t len)
 {
 	uint8_t naa[16];
 
@@ -129,6 +129,18 @@ bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const 
 		       !memcmp(id, dev->p.naa_bytes, len);
 	scsi_dev_naa(dev, naa);
 	return len == 16 && !memcmp(id, naa, 16);
+}
+
+bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const uint8_t *id,
+				uint8_t len)
+{
+	pthread_rwlock_t *l = (pthread_rwlock_t *)&dev->ident_lock; /* identity may change live */
+	bool has;
+
+	pthread_rwlock_rdlock(l);
+	has = has_lu_designator(dev, type, id, len);
+	pthread_rwlock_unlock(l);
+	return has;
 }
 
 /* SCST's target device name: code set UTF-8, no PIV, padded with 1 to 4 NULs to a multiple of

@@ -63,6 +63,13 @@ struct backstore_ops {
 	 * called on a core worker.  NULL: every block counts as mapped. */
 	enum bs_status (*lba_status)(struct backstore *bs, uint64_t off, uint64_t len, bool *mapped,
 				     uint64_t *run);
+	/* Optional (live administration: SCST's writes of size and resync_size).  Change the
+	 * size of the open store: bytes 0 takes the medium's own size again (the file's length,
+	 * the block device's capacity); otherwise the store becomes bytes long (a block
+	 * multiple), a file growing sparsely to it; a file is never shrunk (the LU is).  Sets
+	 * bs->size; 0, or -1 with a message in err.  NULL: the size is fixed while the store is
+	 * open (ramdisk memory, a CD image). */
+	int (*resize)(struct backstore *bs, uint64_t bytes, char *err, size_t errlen);
 };
 
 /* A configured store.  Fields mirror SCST's vdisk attributes. */

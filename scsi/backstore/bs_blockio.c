@@ -129,6 +129,23 @@ fail:
 	return -1;
 }
 
+/* The device's capacity is the limit; 0 takes all of it (after the device itself grew). */
+static int blockio_resize(struct backstore *bs, uint64_t bytes, char *err, size_t errlen)
+{
+	uint64_t devsize;
+
+	if (ioctl(bs_aio_fd(bs->priv), BLKGETSIZE64, &devsize) < 0) {
+		snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename, strerror(errno));
+		return -1;
+	}
+	if (bytes > devsize) {
+		snprintf(err, errlen, "%s: size %llu is larger than %s (%llu bytes)", bs->name,
+			 (unsigned long long)bytes, bs->filename, (unsigned long long)devsize);
+		return -1;
+	}
+	return bs_set_size(bs, bytes ? bytes : devsize, err, errlen);
+}
+
 static const char *const blockio_attrs[] = {
     "filename", "size",		 "size_mb",	     "blocksize", "read_only",
     "nv_cache", "write_through", "thin_provisioned", NULL,
@@ -140,4 +157,5 @@ const struct backstore_ops bs_blockio_ops = {
     .open = blockio_open,
     .close = bs_aio_store_close,
     .submit = bs_aio_store_submit,
+    .resize = blockio_resize,
 };

@@ -192,6 +192,33 @@ static enum bs_status fileio_lba_status(struct backstore *bs, uint64_t off, uint
 	return BS_OK;
 }
 
+/* A file grows sparsely (ftruncate) and is never shrunk: a smaller LU leaves its tail alone. */
+static int fileio_resize(struct backstore *bs, uint64_t bytes, char *err, size_t errlen)
+{
+	int fd = bs_aio_fd(bs->priv);
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s: %s", bs->name, bs->filename, strerror(errno));
+		return -1;
+	}
+	if (!bytes)
+		bytes = (uint64_t)st.st_size;
+	if (bytes > (uint64_t)st.st_size) {
+		if (bs->read_only) {
+			snprintf(err, errlen, "%s: %s is read-only and holds %llu bytes", bs->name,
+				 bs->filename, (unsigned long long)st.st_size);
+			return -1;
+		}
+		if (ftruncate(fd, (off_t)bytes) < 0) {
+			snprintf(err, errlen, "%s: cannot grow %s to %llu bytes: %s", bs->name,
+				 bs->filename, (unsigned long long)bytes, strerror(errno));
+			return -1;
+		}
+	}
+	return bs_set_size(bs, bytes, err, errlen);
+}
+
 static const char *const fileio_attrs[] = {
     "filename", "size",	    "size_mb",	     "blocksize",	 "read_only",
     "nv_cache", "o_direct", "write_through", "thin_provisioned", NULL,
@@ -204,6 +231,7 @@ const struct backstore_ops bs_fileio_ops = {
     .close = bs_aio_store_close,
     .submit = bs_aio_store_submit,
     .lba_status = fileio_lba_status,
+    .resize = fileio_resize,
 };
 
 /* SCST's vcdrom: an ISO image behind the same engine, read-only, 2048-byte blocks (the

@@ -41,6 +41,12 @@ static void null_submit(struct backstore *bs, struct bs_io *io)
 	io->cb(io, st);
 }
 
+/* No medium: any size will do; 0 (resync) keeps the current one. */
+static int null_resize(struct backstore *bs, uint64_t bytes, char *err, size_t errlen)
+{
+	return bs_set_size(bs, bytes ? bytes : bs->size, err, errlen);
+}
+
 static const char *const null_attrs[] = {"size",  "size_mb",   "blocksize", "read_only",
 					 "dummy", "read_zero", NULL};
 
@@ -48,6 +54,7 @@ const struct backstore_ops bs_nullio_ops = {
     .name = "vdisk_nullio",
     .attrs = null_attrs,
     .open = null_open,
+    .resize = null_resize,
     .close = null_close,
     .submit = null_submit,
 };

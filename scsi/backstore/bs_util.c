@@ -128,3 +128,16 @@ bool bs_open_block_size(struct backstore *bs, char *err, size_t errlen)
 	}
 	return true;
 }
+
+int bs_set_size(struct backstore *bs, uint64_t bytes, char *err, size_t errlen)
+{
+	uint32_t bsz = bs->block_size ? bs->block_size : 512;
+
+	bytes -= bytes % bsz;
+	if (!bytes) {
+		snprintf(err, errlen, "%s: a size smaller than one %u-byte block", bs->name, bsz);
+		return -1;
+	}
+	__atomic_store_n(&bs->size, bytes, __ATOMIC_RELAXED);
+	return 0;
+}

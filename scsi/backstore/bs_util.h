@@ -29,6 +29,10 @@ enum bs_status bs_check_io(const struct backstore *bs, const struct bs_io *io);
  * buf (zeros when the io carries no data: WRITE SAME with NDOB). */
 void bs_write_same_block(const struct backstore *bs, const struct bs_io *io, void *buf);
 
+/* The end of a resize: bytes cut to a block multiple, refused when that leaves nothing,
+ * then published to the I/O path's range checks (an aligned store, read without a lock). */
+int bs_set_size(struct backstore *bs, uint64_t bytes, char *err, size_t errlen);
+
 /* Geometry checks every store applies at open. */
 bool bs_valid_block_size(uint32_t bsz);
 /* At open: an unset block size becomes 512; an unsupported one is refused with a message in

@@ -306,3 +306,22 @@ Test(bs_blockio, thread_pool_round_trip)
 	free(r);
 	bb_free(bs);
 }
+
+Test(bs_blockio, resize_within_the_device)
+{
+	struct backstore *bs;
+	char err[256];
+
+	need_loop(16 << 20, 0);
+	bs = bb_new(loopdev, 512);
+	bs->size = 4 << 20;
+	cr_assert_eq(bb_open(bs, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->ops->resize(bs, 8 << 20, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 8 << 20);
+	cr_assert_eq(bs->ops->resize(bs, 32 << 20, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "size 33554432 is larger than"), "%s", err);
+	cr_assert_eq(bs->size, 8 << 20);
+	cr_assert_eq(bs->ops->resize(bs, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 16 << 20, "resync: the whole device");
+	bb_free(bs);
+}

@@ -558,3 +558,40 @@ Test(bs_fileio, close_waits_for_in_flight_io)
 	cr_assert_eq(f.bad, 0);
 	free(bs);
 }
+
+/* Live resize (SCST's size write / resync_size): the file grows sparsely to a larger size, is
+ * never cut for a smaller one, and 0 takes its length again; a read-only file cannot grow. */
+Test(bs_fileio, resize_grows_never_shrinks_and_resyncs, .init = mkpath, .fini = cleanup)
+{
+	struct backstore *bs = fb_make(1 << 20, 512);
+	char err[256] = "";
+	struct stat st;
+	uint8_t b[512];
+
+	cr_assert_not_null(bs->ops->resize);
+	cr_assert_eq(bs->ops->resize(bs, 4 << 20, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 4 << 20);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_size, 4 << 20, "the file grew");
+	cr_assert_lt(st.st_blocks * 512, 4 << 20, "sparsely");
+	cr_assert_eq(rw(bs, BS_READ, (4 << 20) - 512, b, 512, false), BS_OK, "its new end reads");
+	cr_assert_eq(bs->ops->resize(bs, (2 << 20) + 100, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 2 << 20, "cut to whole blocks");
+	cr_assert_eq(rw(bs, BS_READ, 2 << 20, b, 512, false), BS_ERANGE, "beyond the new end");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_size, 4 << 20, "the file keeps its tail");
+	cr_assert_eq(bs->ops->resize(bs, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 4 << 20, "resync: the file's length");
+	cr_assert_eq(bs->ops->resize(bs, 100, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "f0: a size smaller than one 512-byte block");
+	cr_assert_eq(bs->size, 4 << 20, "a refused resize changes nothing");
+	fb_free(bs);
+	bs = fb_new(0, 512);
+	bs->read_only = true;
+	cr_assert_eq(fb_open(bs, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->ops->resize(bs, 8 << 20, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "is read-only and holds 4194304 bytes"), "%s", err);
+	cr_assert_eq(bs->ops->resize(bs, 1 << 20, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 1 << 20, "a read-only store may still shrink");
+	fb_free(bs);
+}

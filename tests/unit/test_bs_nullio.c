@@ -123,3 +123,19 @@ Test(bs_nullio, every_verb_and_the_checks)
 	cr_assert_eq(rw(bs, BS_READ, 0, buf, 512), BS_OK);
 	nb_free(bs);
 }
+
+Test(bs_nullio, resize)
+{
+	struct backstore *bs = nb_make(1 << 20, 512);
+	char err[128] = "";
+	uint8_t b[512];
+
+	cr_assert_eq(bs->ops->resize(bs, (8 << 20) + 7, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 8 << 20);
+	cr_assert_eq(rw(bs, BS_READ, (8 << 20) - 512, b, 512), BS_OK);
+	cr_assert_eq(bs->ops->resize(bs, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bs->size, 8 << 20, "resync keeps the size: there is no medium");
+	cr_assert_eq(bs->ops->resize(bs, 1, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "n0: a size smaller than one 512-byte block");
+	nb_free(bs);
+}

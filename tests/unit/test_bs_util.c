@@ -1,5 +1,6 @@
 /* The backstores' shared helpers: iovec copies and the common io checks. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "scsi/backstore/bs_util.h"
@@ -82,4 +83,17 @@ Test(bs_util, write_same_block)
 	bs_write_same_block(&bs, &io, out);
 	for (int i = 0; i < 512; i++)
 		cr_assert_eq(out[i], 0);
+}
+
+Test(bs_util, set_size_rounds_to_blocks_and_refuses_nothing)
+{
+	struct backstore bs = {.block_size = 4096, .size = 8192};
+	char err[128] = "";
+
+	snprintf(bs.name, sizeof(bs.name), "d");
+	cr_assert_eq(bs_set_size(&bs, 3 * 4096 + 5, err, sizeof(err)), 0);
+	cr_assert_eq(bs.size, 3 * 4096);
+	cr_assert_eq(bs_set_size(&bs, 4095, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "d: a size smaller than one 4096-byte block");
+	cr_assert_eq(bs.size, 3 * 4096);
 }

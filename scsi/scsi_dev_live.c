@@ -1,0 +1,118 @@
+/* Changes to an open logical unit while initiators use it, as SCST's writable vdisk attributes
+ * allow: identity (INQUIRY DATA HAS CHANGED), ALUA group and states (ASYMMETRIC ACCESS STATE
+ * CHANGED), size (CAPACITY DATA HAS CHANGED).  Called by live administration
+ * (target/tgt_apply.c), never on the I/O path; what commands read without a lock is replaced
+ * by publication (the ALUA group) or under the LU's identity lock. */
+#include <stdio.h>
+#include <string.h>
+
+#include "scsi/scsi_core.h"
+
+/* The fields SCST lets a running vdisk change (its vdisk_serial_rwlock set). */
+#define IDENTITY_FIELDS(X)                                                                         \
+	X(vendor)                                                                                  \
+	X(product)                                                                                 \
+	X(revision)                                                                                \
+	X(t10_dev_id)                                                                              \
+	X(usn)                                                                                     \
+	X(naa_id)                                                                                  \
+	X(naa_bytes)                                                                               \
+	X(naa_len)                                                                                 \
+	X(eui64)                                                                                   \
+	X(eui64_len)                                                                               \
+	X(vend_specific_id)                                                                        \
+	X(scsi_device_name)
+
+static bool same_identity(const struct scsi_dev_params *a, const struct scsi_dev_params *b)
+{
+#define SAME(f) &&!memcmp(&a->f, &b->f, sizeof(a->f))
+	return true IDENTITY_FIELDS(SAME);
+#undef SAME
+}
+
+bool scsi_dev_identity_equal(const struct scsi_dev *dev, const struct scsi_dev_params *p)
+{
+	bool same;
+
+	pthread_rwlock_rdlock((pthread_rwlock_t *)&dev->ident_lock);
+	same = same_identity(&dev->p, p);
+	pthread_rwlock_unlock((pthread_rwlock_t *)&dev->ident_lock);
+	return same;
+}
+
+bool scsi_dev_set_identity(struct scsi_dev *dev, const struct scsi_dev_params *p)
+{
+	bool changed;
+
+	pthread_rwlock_wrlock(&dev->ident_lock);
+	changed = !same_identity(&dev->p, p);
+#define COPY(f) memcpy(&dev->p.f, &p->f, sizeof(dev->p.f));
+	if (changed) {
+		IDENTITY_FIELDS(COPY)
+	}
+#undef COPY
+	pthread_rwlock_unlock(&dev->ident_lock);
+	if (changed)
+		scsi_ua_raise_all(dev, NULL, 0x3f, 0x03); /* INQUIRY DATA HAS CHANGED */
+	return changed;
+}
+
+static bool same_tpg(const struct scsi_tpg *a, const struct scsi_tpg *b)
+{
+	return a->group_id == b->group_id && a->state == b->state && a->preferred == b->preferred &&
+	       a->nports == b->nports &&
+	       (!a->nports ||
+		!memcmp(a->rel_tgt_ids, b->rel_tgt_ids, a->nports * sizeof(*a->rel_tgt_ids)));
+}
+
+static bool same_alua(const struct scsi_alua_group *a, const struct scsi_alua_group *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->ntpgs != b->ntpgs)
+		return false;
+	for (unsigned i = 0; i < a->ntpgs; i++)
+		if (!same_tpg(&a->tpgs[i], &b->tpgs[i]))
+			return false;
+	return true;
+}
+
+bool scsi_dev_set_alua(struct scsi_dev *dev, const struct scsi_alua_group *g)
+{
+	const struct scsi_alua_group *old = __atomic_load_n(&dev->alua, __ATOMIC_ACQUIRE);
+	bool changed = !same_alua(old, g);
+
+	__atomic_store_n(&dev->alua, g, __ATOMIC_RELEASE);
+	if (changed)
+		scsi_ua_raise_all(dev, NULL, 0x2a, 0x06); /* ASYMMETRIC ACCESS STATE CHANGED */
+	return changed;
+}
+
+int scsi_dev_set_size(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen)
+{
+	struct backstore *bs = dev->bs;
+	uint64_t old, medium;
+
+	if (!dev->open || !bs || !bs->ops || !bs->ops->resize || dev->p.type == SCSI_TYPE_CDROM) {
+		snprintf(err, errlen,
+			 "%s: the size of a %s device cannot change while it is open "
+			 "(remove the device and add it again)",
+			 dev->p.name, bs && bs->ops ? bs->ops->name : "backstore-less");
+		return -1;
+	}
+	if (bs->ops->resize(bs, bytes, err, errlen) != 0)
+		return -1;
+	medium = bs->size;
+	pthread_mutex_lock(&dev->lock);
+	if (bytes)
+		dev->size_cfg = bytes;
+	else if (dev->size_cfg && dev->size_cfg < medium) /* resync keeps a configured size */
+		__atomic_store_n(&bs->size, dev->size_cfg - dev->size_cfg % bs->block_size,
+				 __ATOMIC_RELAXED);
+	old = dev->nr_blocks;
+	dev->nr_blocks = bs->size >> dev->block_shift;
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->nr_blocks != old)
+		scsi_ua_raise_all(dev, NULL, 0x2a, 0x09); /* CAPACITY DATA HAS CHANGED */
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* scsi/scsi_dev_live.c: SCST's writable device attributes on an LU in use.  Identity: INQUIRY
+ * and VPD answer the new values and every nexus gets INQUIRY DATA HAS CHANGED once (nothing
+ * when the values are the same).  ALUA: a new state is reported by REPORT TARGET PORT GROUPS,
+ * enforced, and announced with ASYMMETRIC ACCESS STATE CHANGED.  Size: READ CAPACITY follows
+ * and CAPACITY DATA HAS CHANGED is raised; a store that cannot resize says so. */
+#include <criterion/criterion.h>
+
+#include "scsi_harness.h"
+
+#include "scsi/scsi_srcu.h"
+
+static struct scsi_dev *dev;
+static struct th_nexus a, b;
+
+static void setup_on(const char *handler)
+{
+	dev = th_make_dev(handler, "live0", 4 << 20, 512);
+	th_nexus_init(&a, "iqn.2026-12.org.utgt:a", 1, &dev, 1);
+	th_nexus_init(&b, "iqn.2026-12.org.utgt:b", 2, &dev, 1);
+	th_clear_ua(&a, 0);
+	th_clear_ua(&b, 0);
+}
+
+static void setup(void)
+{
+	setup_on("vdisk_nullio");
+}
+
+static void setup_ramdisk(void)
+{
+	setup_on("ramdisk");
+}
+
+static void setup_fileio(void)
+{
+	setup_on("vdisk_fileio");
+}
+
+static void teardown(void)
+{
+	scsi_nexus_unregister(&a.nx);
+	scsi_nexus_unregister(&b.nx);
+	unlink(dev->bs->filename);
+	scsi_dev_destroy(dev);
+	scsi_core_shutdown();
+}
+
+static struct th_result tur(struct th_nexus *n)
+{
+	return th_exec(n, 0, (uint8_t[6]){0}, 6, SCSI_DIR_NONE, NULL, 0);
+}
+
+static struct th_result inquiry(struct th_nexus *n, uint8_t evpd, uint8_t page, uint8_t *buf)
+{
+	return th_exec(n, 0, (uint8_t[6]){0x12, evpd, page, 0, 255, 0}, 6, SCSI_DIR_READ, buf, 255);
+}
+
+static uint64_t capacity_blocks(struct th_nexus *n)
+{
+	uint8_t b[32];
+	struct th_result r =
+	    th_exec(n, 0, (uint8_t[16]){0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32}, 16,
+		    SCSI_DIR_READ, b, 32);
+
+	cr_assert_eq(r.status, SAM_STAT_GOOD, "asc %#x", th_asc(&r));
+	return get_be64(b) + 1;
+}
+
+Test(dev_live, identity_change_is_reported_once_per_nexus, .init = setup, .fini = teardown)
+{
+	struct scsi_dev_params p = dev->p;
+	uint8_t buf[255];
+	struct th_result r;
+
+	cr_assert(scsi_dev_identity_equal(dev, &p));
+	cr_assert_not(scsi_dev_set_identity(dev, &p), "the same identity changes nothing");
+	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD);
+
+	snprintf(p.vendor, sizeof(p.vendor), "NEWVEND");
+	snprintf(p.usn, sizeof(p.usn), "serial-2");
+	p.rotational = !p.rotational; /* not identity: ignored */
+	cr_assert_not(scsi_dev_identity_equal(dev, &p));
+	cr_assert(scsi_dev_set_identity(dev, &p));
+	cr_assert_neq(dev->p.rotational, p.rotational, "only the identity fields are taken");
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x3f, 0x03);
+	r = tur(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x3f, 0x03);
+	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD);
+	r = inquiry(&a, 0, 0, buf);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(memcmp(buf + 8, "NEWVEND ", 8), 0);
+	r = inquiry(&a, 1, 0x80, buf);
+	cr_assert_eq(get_be16(buf + 2), 8);
+	cr_assert_eq(memcmp(buf + 4, "serial-2", 8), 0);
+}
+
+Test(dev_live, alua_state_change, .init = setup, .fini = teardown)
+{
+	uint16_t ports1[] = {1}, ports2[] = {2};
+	struct scsi_tpg t1[2] = {
+	    {.group_id = 10, .state = ALUA_ACTIVE_OPTIMIZED, .nports = 1, .rel_tgt_ids = ports1},
+	    {.group_id = 20,
+	     .state = ALUA_ACTIVE_NONOPTIMIZED,
+	     .nports = 1,
+	     .rel_tgt_ids = ports2}};
+	struct scsi_tpg t2[2] = {t1[0], t1[1]};
+	struct scsi_alua_group g1 = {.ntpgs = 2, .tpgs = t1}, g2 = {.ntpgs = 2, .tpgs = t2};
+	uint8_t buf[64];
+	struct th_result r;
+
+	cr_assert(scsi_dev_set_alua(dev, &g1), "from symmetric access to two groups");
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x06);
+	r = tur(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x06);
+	t2[0].state = ALUA_STANDBY;
+	cr_assert(scsi_dev_set_alua(dev, &g2));
+	scsi_srcu_synchronize(); /* g1 could be freed now */
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x06);
+	/* a zero-length READ: medium access all the same */
+	r = th_exec(&a, 0, (uint8_t[10]){0x28, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, SCSI_DIR_NONE, NULL,
+		    0);
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x0b); /* standby */
+	r = th_exec(&a, 0, (uint8_t[12]){0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0}, 12,
+		    SCSI_DIR_READ, buf, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(buf[4] & 0x0f, ALUA_STANDBY, "RTPG: group 10 standby");
+	cr_assert_eq(get_be16(buf + 6), 10);
+	/* b is on port 2, group 20: its reads go on */
+	th_clear_ua(&b, 0);
+	r = th_exec(&b, 0, (uint8_t[10]){0x28, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, SCSI_DIR_NONE, NULL,
+		    0);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_not(scsi_dev_set_alua(dev, &g2), "the same states: no condition");
+	cr_assert_eq(tur(&b).status, SAM_STAT_GOOD);
+	cr_assert(scsi_dev_set_alua(dev, NULL));
+	scsi_srcu_synchronize();
+}
+
+Test(dev_live, resize_reports_capacity_change, .init = setup, .fini = teardown)
+{
+	char err[256] = "";
+	struct th_result r;
+
+	cr_assert_eq(capacity_blocks(&a), 8192);
+	cr_assert_eq(scsi_dev_set_size(dev, 16 << 20, err, sizeof(err)), 0, "%s", err);
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	r = tur(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	cr_assert_eq(capacity_blocks(&a), 32768);
+	cr_assert_eq(scsi_dev_set_size(dev, 16 << 20, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD, "the same size: no condition");
+	cr_assert_eq(scsi_dev_set_size(dev, 100, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "live0: a size smaller than one 512-byte block");
+	cr_assert_eq(capacity_blocks(&a), 32768);
+}
+
+Test(dev_live, fileio_grows_and_resyncs, .init = setup_fileio, .fini = teardown)
+{
+	char err[256] = "";
+	struct th_result r;
+
+	cr_assert_eq(scsi_dev_set_size(dev, 8 << 20, err, sizeof(err)), 0, "%s", err);
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	r = tur(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	cr_assert_eq(capacity_blocks(&b) * 512, 8 << 20);
+	/* the file grows behind the LU's back; resync takes it, up to the configured size */
+	cr_assert_eq(truncate(dev->bs->filename, 12 << 20), 0);
+	cr_assert_eq(scsi_dev_set_size(dev, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(capacity_blocks(&a) * 512, 8 << 20, "8 MiB configured");
+	dev->size_cfg = 0;
+	cr_assert_eq(scsi_dev_set_size(dev, 0, err, sizeof(err)), 0, "%s", err);
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	cr_assert_eq(capacity_blocks(&a) * 512, 12 << 20);
+}
+
+Test(dev_live, ramdisk_cannot_resize, .init = setup_ramdisk, .fini = teardown)
+{
+	char err[256] = "";
+
+	cr_assert_eq(scsi_dev_set_size(dev, 8 << 20, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "live0: the size of a ramdisk device cannot change while it is open "
+			      "(remove the device and add it again)");
+	cr_assert_eq(capacity_blocks(&a), 8192);
+	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD);
+}
