@@ -67,6 +67,7 @@ Test(lunmap, same_map_in_a_new_table_is_quiet, .init = setup, .fini = teardown)
 	cr_assert_eq(tur(&a, 0).status, SAM_STAT_GOOD, "no UNIT ATTENTION");
 	cr_assert_eq(tur(&a, 1).status, SAM_STAT_GOOD);
 	cr_assert_eq(d0->stats.nexuses, 2);
+	scsi_nexus_set_luns(&a.nx, &a.table); /* t is on this stack: not for teardown */
 }
 
 Test(lunmap, removed_lun_reports_change_then_lu_not_supported, .init = setup, .fini = teardown)

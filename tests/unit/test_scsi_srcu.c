@@ -4,6 +4,7 @@
  * never frees something a reader still holds (ASan turns a miss into a use-after-free). */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -118,7 +119,7 @@ struct obj {
 
 static struct obj *published;
 static bool stop;
-static unsigned long bad;
+static unsigned long bad, sections;
 
 static void *reader_main(void *p)
 {
@@ -135,6 +136,7 @@ static void *reader_main(void *p)
 			    o->gen != g)
 				__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
 		scsi_srcu_unlock(idx);
+		__atomic_fetch_add(&sections, 1, __ATOMIC_RELEASE);
 		n++;
 	}
 	return (void *)n;
@@ -148,11 +150,16 @@ Test(srcu, replaced_objects_are_freed_only_after_their_readers)
 	published = calloc(1, sizeof(*published));
 	published->magic = MAGIC_LIVE;
 	stop = false;
-	bad = 0;
+	bad = sections = 0;
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&r[i], NULL, reader_main, NULL), 0);
 	for (uint64_t gen = 1; gen <= 300; gen++) {
 		struct obj *n = calloc(1, sizeof(*n)), *old = published;
+		unsigned long seen = __atomic_load_n(&sections, __ATOMIC_ACQUIRE);
+
+		/* readers make progress between replacements, however busy the machine */
+		while (__atomic_load_n(&sections, __ATOMIC_ACQUIRE) < seen + 3)
+			sched_yield();
 
 		n->magic = MAGIC_LIVE;
 		n->gen = gen;
