@@ -179,6 +179,26 @@ struct tgt_transport {
 	 * locks, never one of the I/O path.  NULL: this transport lists no sessions. */
 	void (*show_sessions)(const struct tgt_driver *drv, struct tgt_json *j,
 			      struct scsi_io_stats *total);
+	/* ---- live administration (target/tgt_apply.c) ----
+	 * Called on the admin thread between start() and stop(), one call at a time.  NULL: the
+	 * transport takes no change while it runs (the change is refused). */
+	/* The configuration is about to become cfg, whose block for this driver is drv (its
+	 * driver-level attributes unchanged).  The transport rebinds to it: targets new in drv
+	 * are served from now on, the others take their new attributes for new logins, and a
+	 * target gone or disabled takes no more logins.  Every session is given the LUN table
+	 * its ACL resolves to in cfg through scsi_nexus_set_luns(); a session whose access is
+	 * gone (target removed or disabled, no LUN for its initiator, portal no longer allowed)
+	 * gets an empty table and is closed.  Afterwards nothing of the transport points into
+	 * the previous configuration, whose tables the caller frees after a grace period.
+	 * 0, or -1 with err before anything changed (out of memory). */
+	int (*update)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+		      size_t errlen);
+	/* Close the session whose I_T nexus has this id (`show sessions` nexus_id): its
+	 * commands complete, the initiator may log in again.  0, or -1 with err. */
+	int (*close_session)(uint64_t nexus_id, char *err, size_t errlen);
+	/* Does the transport use DEVICE `name` outside the LUN maps (TCMU serves devices by
+	 * name)?  Such a device cannot be removed or re-created. */
+	bool (*uses_device)(const char *name);
 };
 const struct tgt_transport *tgt_transport_find(const char *driver);
 /* Whether utgt serves this TARGET_DRIVER name at all (built or not). */

@@ -29,6 +29,17 @@ static void copy_manager_stop(void)
 {
 }
 
+/* Nothing of the configuration is kept: a new one changes nothing here. */
+static int copy_manager_update(const struct tgt_config *cfg, const struct tgt_driver *drv,
+			       char *err, size_t errlen)
+{
+	(void)cfg;
+	(void)drv;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
 static const char *const no_attrs[] = {NULL};
 
 static const struct tgt_transport copy_manager_transport = {
@@ -37,6 +48,7 @@ static const struct tgt_transport copy_manager_transport = {
     .target_attrs = no_attrs,
     .start = copy_manager_start,
     .stop = copy_manager_stop,
+    .update = copy_manager_update,
 };
 
 static const struct {

@@ -319,6 +319,7 @@ void iscsit_conn_maybe_free(struct iscsit_conn *c)
 		iscsit_session_release(s);
 	c->xp->release(c);
 	iscsit_rx_free(&c->rx);
+	iscsit_tgt_put(c->tgt);
 	free(c);
 	atomic_fetch_sub(&w->nconns, 1);
 	if (atomic_fetch_sub(&ctx->nconns, 1) == 1) {

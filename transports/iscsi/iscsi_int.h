@@ -70,8 +70,16 @@ struct iscsit_sockopts {
 	int sndbuf, rcvbuf; /* 0 = kernel default */
 };
 
+struct iscsit_tgen;
+
+/* A TARGET as the iSCSI front end serves it.  Built from one configuration and immutable
+ * from then on, except t: live administration (iscsi_update.c) replaces the whole generation
+ * of targets when the configuration changes, and sets t of the replaced ones to NULL.  So
+ * t is read only under ctx->tgt_lock, and NULL there means "no longer configured as such";
+ * everything else may be read by whoever holds a reference (iscsit_tgt_get). */
 struct iscsit_tgt {
 	const struct tgt_target *t;
+	struct iscsit_tgen *gen; /* the generation this target belongs to (its references) */
 	const char *name;
 	char alias[256];
 	struct iscsit_tgt_params params;
@@ -83,14 +91,28 @@ struct iscsit_tgt {
 	unsigned max_sessions;		 /* 0 = unlimited */
 	struct iscsit_sockopts sockopts; /* target override of the driver's TCP options */
 	bool has_sockopts;
-	atomic_uint nsessions;
+};
+
+/* One configuration's targets: ctx->tgts while it is current, kept alive by the connections
+ * and sessions that refer to its members (a login that began before a change, a session that
+ * outlives it). */
+struct iscsit_tgen {
+	atomic_uint refs; /* the ctx's while current, one per c->tgt and s->tgt */
+	char *name_buf;	  /* target names (a target's name outlives its configuration) */
+	unsigned n;
+	struct iscsit_tgt tgts[];
 };
 
 /* ---------------------------------------------------------------- the transport instance */
 struct iscsit_ctx {
 	const struct tgt_config *cfg;
 	const struct tgt_driver *drv;
-	struct iscsit_tgt *tgts;
+	/* The current generation of targets, replaced by live administration under tgt_lock
+	 * (written there, read at login, discovery and session creation: never on the I/O
+	 * path).  Lock order: tgt_lock before sess_lock. */
+	pthread_rwlock_t tgt_lock;
+	struct iscsit_tgen *gen;
+	struct iscsit_tgt *tgts; /* gen->tgts */
 	unsigned ntgts;
 	struct iscsit_portal *portals; /* every transport's (each portal names its own) */
 	unsigned nportals, portal_cap;
@@ -424,6 +446,8 @@ struct iscsit_session {
 	struct iscsit_conn *waiter; /* a login waiting for this session to go (reinstatement) */
 	bool closing;
 	time_t created;
+	struct sockaddr_storage local; /* the address the login reached (per_portal_acl) */
+	const struct iscsit_portal *portal;
 };
 
 /* iscsi_session.c */
@@ -433,9 +457,14 @@ struct iscsit_session *iscsit_session_by_tsih(struct iscsit_ctx *ctx, uint16_t t
 struct iscsit_session *iscsit_session_by_isid(struct iscsit_ctx *ctx, const uint8_t isid[6],
 					      const char *iname, const struct iscsit_tgt *t,
 					      bool discovery);
+/* A session for c's login: the LUN table comes from the target as configured now (a change
+ * during the login counts).  NULL, with *status the login status to answer. */
 struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 					     const struct iscsit_sess_params *p,
-					     const uint8_t isid[6], uint32_t cmd_sn);
+					     const uint8_t isid[6], uint32_t cmd_sn,
+					     uint16_t *status);
+/* Normal sessions of the target named `name` (MaxSessions).  Takes sess_lock. */
+unsigned iscsit_session_count(struct iscsit_ctx *ctx, const char *name);
 /* The connection is gone and its tasks are done: end the session. */
 void iscsit_session_release(struct iscsit_session *s);
 /* MaxCmdSN as of now. */
@@ -468,11 +497,28 @@ int iscsit_text_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
 void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *iname,
 			const struct sockaddr_storage *local, const struct iscsit_portal *via,
 			const struct iscsit_tgt *session_tgt, struct iscsit_text *out);
+/* ---------------------------------------------------------------- targets, live changes */
+/* iscsi_transport.c: the generation of targets drv configures (references: 1, the caller's);
+ * NULL with err. */
+struct iscsit_tgen *iscsit_tgen_build(struct iscsit_ctx *ctx, const struct tgt_driver *drv,
+				      char *err, size_t errlen);
+void iscsit_tgen_put(struct iscsit_tgen *g);
+/* A reference to t (and its generation) for a connection or session; drop with _put. */
+void iscsit_tgt_get(struct iscsit_tgt *t);
+void iscsit_tgt_put(struct iscsit_tgt *t);
+/* The current target of that name; caller holds ctx->tgt_lock. */
+struct iscsit_tgt *iscsit_tgt_find(struct iscsit_ctx *ctx, const char *name);
+/* iscsi_update.c: struct tgt_transport's update and close_session. */
+int iscsit_update(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+		  size_t errlen);
+int iscsit_close_session(uint64_t nexus_id, char *err, size_t errlen);
+
 /* Does this target accept logins through portal p reached at local address `local`? */
 bool iscsit_portal_allowed(const struct iscsit_tgt *t, const struct iscsit_portal *p,
 			   const struct sockaddr_storage *local);
 /* The LUN set initiator iname sees on t through a connection to local address `local` (the
- * target's ACL; with per_portal_acl 1 the portal address is part of the name matched). */
+ * target's ACL; with per_portal_acl 1 the portal address is part of the name matched).
+ * Caller holds ctx->tgt_lock and t is current (t->t set). */
 const struct scsi_lun_table *iscsit_acl_luns(const struct iscsit_tgt *t, const char *iname,
 					     const struct sockaddr_storage *local);
 /* iscsi_cmd.c */

@@ -47,14 +47,6 @@ void iscsit_login_free(struct iscsit_conn *c)
 	c->login = NULL;
 }
 
-static struct iscsit_tgt *find_target(struct iscsit_ctx *ctx, const char *name)
-{
-	for (unsigned i = 0; i < ctx->ntgts; i++)
-		if (!strcmp(ctx->tgts[i].name, name))
-			return &ctx->tgts[i];
-	return NULL;
-}
-
 static void send_rsp(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, uint16_t tsih,
 		     uint16_t status, const struct iscsit_text *text, bool close_after)
 {
@@ -125,13 +117,21 @@ static uint16_t first_pdu_checks(struct iscsit_conn *c, struct iscsit_kv *kv, un
 	} else {
 		if (!tname || !*tname)
 			return ISCSI_LOGIN_MISSING_PARAM;
-		t = find_target(c->ctx, tname);
-		if (!t || !t->t->enabled)
-			return ISCSI_LOGIN_NOT_FOUND;
-		if (!iscsit_portal_allowed(t, c->portal, &c->local) || !c->xp->target_allowed(t))
-			return ISCSI_LOGIN_NOT_FOUND;
-		if (iscsit_acl_luns(t, iname, &c->local)->n == 0)
-			return ISCSI_LOGIN_AUTHZ_FAILED;
+		uint16_t st = 0;
+
+		/* the targets as configured now: live administration may replace them */
+		pthread_rwlock_rdlock(&c->ctx->tgt_lock);
+		t = iscsit_tgt_find(c->ctx, tname);
+		if (!t || !t->t->enabled || !iscsit_portal_allowed(t, c->portal, &c->local) ||
+		    !c->xp->target_allowed(t))
+			st = ISCSI_LOGIN_NOT_FOUND;
+		else if (iscsit_acl_luns(t, iname, &c->local)->n == 0)
+			st = ISCSI_LOGIN_AUTHZ_FAILED;
+		else
+			iscsit_tgt_get(t);
+		pthread_rwlock_unlock(&c->ctx->tgt_lock);
+		if (st)
+			return st;
 		c->tgt = t;
 		l->auth = &t->auth;
 		l->tp = t->params;
@@ -161,14 +161,18 @@ static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, stru
 {
 	struct iscsit_login *l = c->login;
 	struct iscsit_session *s;
+	uint16_t status = ISCSI_LOGIN_OUT_OF_RESOURCES;
 	char hex[13];
 
 	if (c->tgt && c->tgt->max_sessions &&
-	    atomic_load(&c->tgt->nsessions) >= c->tgt->max_sessions)
+	    iscsit_session_count(c->ctx, c->tgt->name) >= c->tgt->max_sessions)
 		return fail(c, req, ISCSI_LOGIN_OUT_OF_RESOURCES, "MaxSessions reached");
-	s = iscsit_session_create(c, &l->p, l->isid, c->login_cmd_sn);
+	s = iscsit_session_create(c, &l->p, l->isid, c->login_cmd_sn, &status);
 	if (!s)
-		return fail(c, req, ISCSI_LOGIN_OUT_OF_RESOURCES, "cannot create session");
+		return fail(c, req, status,
+			    status == ISCSI_LOGIN_OUT_OF_RESOURCES
+				? "cannot create session"
+				: "the target's configuration changed during the login");
 	c->sess = s;
 	send_rsp(c, req, flags, s->tsih, 0, out, false);
 	iscsit_conn_enter_ffp(c);

@@ -16,15 +16,34 @@ struct iscsit_session *iscsit_session_by_tsih(struct iscsit_ctx *ctx, uint16_t t
 	return NULL;
 }
 
+/* Targets compare by name: a login after a configuration change holds a newer generation's
+ * target than the session it reinstates. */
+static bool same_target(const struct iscsit_tgt *a, const struct iscsit_tgt *b)
+{
+	return a == b || (a && b && !strcmp(a->name, b->name));
+}
+
 struct iscsit_session *iscsit_session_by_isid(struct iscsit_ctx *ctx, const uint8_t isid[6],
 					      const char *iname, const struct iscsit_tgt *t,
 					      bool discovery)
 {
 	for (struct iscsit_session *s = ctx->sessions; s; s = s->next)
-		if (!memcmp(s->isid, isid, 6) && s->tgt == t && s->p.discovery == discovery &&
-		    !strcmp(s->p.initiator_name, iname))
+		if (!memcmp(s->isid, isid, 6) && same_target(s->tgt, t) &&
+		    s->p.discovery == discovery && !strcmp(s->p.initiator_name, iname))
 			return s;
 	return NULL;
+}
+
+unsigned iscsit_session_count(struct iscsit_ctx *ctx, const char *name)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&ctx->sess_lock);
+	for (struct iscsit_session *s = ctx->sessions; s; s = s->next)
+		if (s->tgt && !strcmp(s->tgt->name, name))
+			n++;
+	pthread_mutex_unlock(&ctx->sess_lock);
+	return n;
 }
 
 static uint16_t alloc_tsih(struct iscsit_ctx *ctx)
@@ -48,12 +67,15 @@ static void isid_hex(const uint8_t isid[6], char *out)
 
 struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 					     const struct iscsit_sess_params *p,
-					     const uint8_t isid[6], uint32_t cmd_sn)
+					     const uint8_t isid[6], uint32_t cmd_sn,
+					     uint16_t *status)
 {
 	struct iscsit_ctx *ctx = c->ctx;
 	struct iscsit_session *s = calloc(1, sizeof(*s));
+	struct iscsit_tgt *cur = NULL;
 	char hex[13];
 
+	*status = ISCSI_LOGIN_OUT_OF_RESOURCES;
 	if (!s)
 		return NULL;
 	s->ctx = ctx;
@@ -64,6 +86,8 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 	s->queued_cmds = s->tgt ? s->tgt->params.queued_cmds : 8;
 	s->conn = c;
 	s->created = iscsit_now(c->w);
+	s->local = c->local;
+	s->portal = c->portal;
 	pthread_mutex_init(&s->lock, NULL);
 
 	isid_hex(isid, hex);
@@ -77,13 +101,33 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 		snprintf(s->nexus.target_port, sizeof(s->nexus.target_port), "%s,t,0x%04x",
 			 s->tgt->name, s->tgt->tpgt);
 		s->nexus.rel_tgt_id = s->tgt->rel_tgt_id;
-		s->nexus.luns = iscsit_acl_luns(s->tgt, p->initiator_name, &c->local);
 	}
 
+	/* The LUN table comes from the target as configured now, and the session enters the
+	 * table before a change can walk it: tgt_lock is held from one to the other, so a live
+	 * change (iscsi_update.c) either precedes the resolution or finds the session. */
+	pthread_rwlock_rdlock(&ctx->tgt_lock);
+	if (s->tgt) {
+		cur = iscsit_tgt_find(ctx, s->tgt->name);
+		if (!cur || !cur->t->enabled || !iscsit_portal_allowed(cur, c->portal, &c->local) ||
+		    (s->nexus.luns = iscsit_acl_luns(cur, p->initiator_name, &c->local))->n == 0) {
+			pthread_rwlock_unlock(&ctx->tgt_lock);
+			*status = cur ? ISCSI_LOGIN_AUTHZ_FAILED : ISCSI_LOGIN_NOT_FOUND;
+			pthread_mutex_destroy(&s->lock);
+			free(s);
+			return NULL;
+		}
+		/* registered before it can be found: a change only meets registered nexuses */
+		scsi_nexus_register(&s->nexus);
+		s->nexus_registered = true;
+	}
 	pthread_mutex_lock(&ctx->sess_lock);
 	s->tsih = alloc_tsih(ctx);
 	if (!s->tsih) {
 		pthread_mutex_unlock(&ctx->sess_lock);
+		pthread_rwlock_unlock(&ctx->tgt_lock);
+		if (s->nexus_registered)
+			scsi_nexus_unregister(&s->nexus);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return NULL;
@@ -92,12 +136,9 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 	ctx->sessions = s;
 	s->in_table = true;
 	pthread_mutex_unlock(&ctx->sess_lock);
-
-	if (s->tgt) {
-		scsi_nexus_register(&s->nexus);
-		s->nexus_registered = true;
-		atomic_fetch_add(&s->tgt->nsessions, 1);
-	}
+	pthread_rwlock_unlock(&ctx->tgt_lock);
+	if (s->tgt)
+		iscsit_tgt_get(s->tgt);
 	return s;
 }
 
@@ -121,10 +162,8 @@ void iscsit_session_release(struct iscsit_session *s)
 	struct iscsit_ctx *ctx = s->ctx;
 	struct iscsit_conn *waiter;
 
-	if (s->nexus_registered) {
-		scsi_nexus_unregister(&s->nexus);
-		s->nexus_registered = false;
-	}
+	/* out of the table first: a live change sets LUN tables only on nexuses it finds there,
+	 * under sess_lock, so none is set on a nexus being unregistered */
 	pthread_mutex_lock(&ctx->sess_lock);
 	if (s->in_table) {
 		for (struct iscsit_session **pp = &ctx->sessions; *pp; pp = &(*pp)->next) {
@@ -135,6 +174,12 @@ void iscsit_session_release(struct iscsit_session *s)
 		}
 		s->in_table = false;
 	}
+	pthread_mutex_unlock(&ctx->sess_lock);
+	if (s->nexus_registered) {
+		scsi_nexus_unregister(&s->nexus);
+		s->nexus_registered = false;
+	}
+	pthread_mutex_lock(&ctx->sess_lock);
 	waiter = s->waiter;
 	if (waiter) {
 		/* A login is waiting for this session to go: wake it on its own worker. */
@@ -149,8 +194,7 @@ void iscsit_session_release(struct iscsit_session *s)
 		}
 	}
 	pthread_mutex_unlock(&ctx->sess_lock);
-	if (s->tgt)
-		atomic_fetch_sub(&s->tgt->nsessions, 1);
+	iscsit_tgt_put(s->tgt);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

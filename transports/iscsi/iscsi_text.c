@@ -74,12 +74,15 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 			const struct sockaddr_storage *local, const struct iscsit_portal *via,
 			const struct iscsit_tgt *session_tgt, struct iscsit_text *out)
 {
+	/* the targets as configured now (a session's own target by name: it may have been
+	 * configured anew since its login) */
+	pthread_rwlock_rdlock(&ctx->tgt_lock);
 	for (unsigned i = 0; i < ctx->ntgts; i++) {
 		const struct iscsit_tgt *t = &ctx->tgts[i];
 		char addrs[16][INET6_ADDRSTRLEN + 32];
 		unsigned naddr = 0;
 
-		if (session_tgt && t != session_tgt)
+		if (session_tgt && strcmp(t->name, session_tgt->name))
 			continue;
 		if (!session_tgt && strcmp(what, "All") && strcmp(what, t->name))
 			continue;
@@ -112,6 +115,7 @@ void iscsit_sendtargets(struct iscsit_ctx *ctx, const char *what, const char *in
 		for (unsigned j = 0; j < naddr; j++)
 			iscsit_text_add(out, "TargetAddress", addrs[j]);
 	}
+	pthread_rwlock_unlock(&ctx->tgt_lock);
 }
 
 /* Send the next piece of the pending answer. */

@@ -172,8 +172,8 @@ static void sockopts_parse(const struct tgt_attrs *as, struct iscsit_sockopts *o
 	}
 }
 
-/* Fill the runtime view of one TARGET. */
-static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t,
+/* Fill the runtime view of one TARGET; its name is `name` (a copy that outlives the model). */
+static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t, const char *name,
 		     const struct iscsit_sockopts *drv_opts, unsigned idx, struct diag *d)
 {
 	const char *vals[64];
@@ -182,7 +182,7 @@ static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t,
 
 	memset(it, 0, sizeof(*it));
 	it->t = t;
-	it->name = t->name;
+	it->name = name;
 	iscsit_tgt_params_default(&it->params);
 	iscsit_tgt_params_from_attrs(&it->params, t->attrs.a, t->attrs.n, d);
 	if (iscsit_auth_parse(&it->auth, &t->attrs, d))
@@ -246,7 +246,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	for (unsigned i = 0; i < drv->ntargets; i++) {
 		struct iscsit_tgt it;
 
-		tgt_setup(&it, &drv->targets[i], &o, i, d);
+		tgt_setup(&it, &drv->targets[i], drv->targets[i].name, &o, i, d);
 		if (it.params.first_burst > it.params.max_burst)
 			diag_warn(d, drv->targets[i].line,
 				  "%s: FirstBurstLength above MaxBurstLength is lowered to it",
@@ -255,16 +255,83 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	}
 }
 
+/* ---------------------------------------------------------------- target generations */
+
+static void tgen_free(struct iscsit_tgen *g)
+{
+	for (unsigned i = 0; i < g->n; i++)
+		tgt_free(&g->tgts[i]);
+	free(g->name_buf);
+	free(g);
+}
+
+void iscsit_tgen_put(struct iscsit_tgen *g)
+{
+	if (g && atomic_fetch_sub(&g->refs, 1) == 1)
+		tgen_free(g);
+}
+
+void iscsit_tgt_get(struct iscsit_tgt *t)
+{
+	atomic_fetch_add(&t->gen->refs, 1);
+}
+
+void iscsit_tgt_put(struct iscsit_tgt *t)
+{
+	if (t)
+		iscsit_tgen_put(t->gen);
+}
+
+struct iscsit_tgt *iscsit_tgt_find(struct iscsit_ctx *ctx, const char *name)
+{
+	for (unsigned i = 0; i < ctx->ntgts; i++)
+		if (!strcmp(ctx->tgts[i].name, name))
+			return &ctx->tgts[i];
+	return NULL;
+}
+
+struct iscsit_tgen *iscsit_tgen_build(struct iscsit_ctx *ctx, const struct tgt_driver *drv,
+				      char *err, size_t errlen)
+{
+	struct iscsit_tgen *g = calloc(1, sizeof(*g) + drv->ntargets * sizeof(g->tgts[0]));
+	size_t names = 0;
+	char *p;
+
+	for (unsigned i = 0; i < drv->ntargets; i++)
+		names += strlen(drv->targets[i].name) + 1;
+	if (!g || !(g->name_buf = p = malloc(names ? names : 1))) {
+		free(g);
+		snprintf(err, errlen, "iscsi: out of memory");
+		return NULL;
+	}
+	atomic_init(&g->refs, 1);
+	for (unsigned i = 0; i < drv->ntargets; i++) {
+		size_t len = strlen(drv->targets[i].name) + 1;
+
+		memcpy(p, drv->targets[i].name, len);
+		if (tgt_setup(&g->tgts[i], &drv->targets[i], p, &ctx->sockopts, i, NULL)) {
+			snprintf(err, errlen, "iscsi: target %s: bad IncomingUser/OutgoingUser",
+				 drv->targets[i].name);
+			g->n = i + 1;
+			tgen_free(g);
+			return NULL;
+		}
+		g->tgts[i].gen = g;
+		g->n = i + 1;
+		p += len;
+	}
+	return g;
+}
+
 /* ---------------------------------------------------------------- start / stop */
 
 static void ctx_free(struct iscsit_ctx *ctx)
 {
-	for (unsigned i = 0; i < ctx->ntgts; i++)
-		tgt_free(&ctx->tgts[i]);
-	free(ctx->tgts);
+	iscsit_tgen_put(ctx->gen);
 	iscsit_auth_free(&ctx->disc_auth);
 	free(ctx->portals);
 	pthread_mutex_destroy(&ctx->sess_lock);
+	pthread_rwlock_destroy(&ctx->tgt_lock);
 	pthread_mutex_destroy(&ctx->drain_lock);
 	pthread_cond_destroy(&ctx->drain_cv);
 	free(ctx);
@@ -289,6 +356,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 		return -1;
 	}
 	pthread_mutex_init(&ctx->sess_lock, NULL);
+	pthread_rwlock_init(&ctx->tgt_lock, NULL);
 	pthread_mutex_init(&ctx->drain_lock, NULL);
 	pthread_cond_init(&ctx->drain_cv, NULL);
 	ctx->next_tsih = 1;
@@ -302,22 +370,13 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 		ctx_free(ctx);
 		return -1;
 	}
-	ctx->tgts = calloc(drv->ntargets ? drv->ntargets : 1, sizeof(*ctx->tgts));
-	if (!ctx->tgts) {
-		snprintf(err, errlen, "iscsi: out of memory");
+	ctx->gen = iscsit_tgen_build(ctx, drv, err, errlen);
+	if (!ctx->gen) {
 		ctx_free(ctx);
 		return -1;
 	}
-	for (unsigned i = 0; i < drv->ntargets; i++) {
-		if (tgt_setup(&ctx->tgts[i], &drv->targets[i], &ctx->sockopts, i, NULL)) {
-			snprintf(err, errlen, "iscsi: target %s: bad IncomingUser/OutgoingUser",
-				 drv->targets[i].name);
-			ctx->ntgts = i + 1;
-			ctx_free(ctx);
-			return -1;
-		}
-		ctx->ntgts = i + 1;
-	}
+	ctx->tgts = ctx->gen->tgts;
+	ctx->ntgts = ctx->gen->n;
 	attr_u64(&drv->attrs, "worker_threads", 256, &nworkers, NULL);
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
 	    iscsit_portals_open(ctx, iser_listen_portals(drv, iser, ISCSIT_ISER_PORTALS_MAX), err,
@@ -428,4 +487,6 @@ const struct tgt_transport iscsi_transport = {
     .start = iscsit_start,
     .stop = iscsit_stop,
     .show_sessions = iscsit_show_sessions,
+    .update = iscsit_update,
+    .close_session = iscsit_close_session,
 };

@@ -311,7 +311,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	LOG(ch, LOG_INFO,
 	    "login to %s accepted: it_iu_len %u, ti_iu_len %u, req_lim %u, immediate data %s, "
 	    "%s, channel %u of the nexus",
-	    ch->nexus->tgt->t->name, ch->it_iu_len, ch->ti_iu_len, ctx->o.lim.req_lim,
+	    ch->nexus->nx.target_name, ch->it_iu_len, ch->ti_iu_len, ctx->o.lim.req_lim,
 	    dec.imm ? "yes" : "no",
 	    (lr.req_flags & SRP_MCA_MASK) == SRP_MCA_MULTI ? "multichannel" : "single channel",
 	    ch->nexus->nch);

@@ -29,6 +29,8 @@
 #define SRPT_RECV_EXTRA	     1 /* receive buffers beyond the credits: SRP_CRED_RSP */
 #define SRPT_RDMA_WR_PER_CMD 4 /* send queue room per request for RDMA READ/WRITE */
 
+/* t is the model while this configuration runs: read under ctx->lock only (live
+ * administration replaces the whole array under it, srp_update.c). */
 struct srpt_tgt {
 	const struct tgt_target *t;
 	struct srp_ident id;
@@ -153,6 +155,14 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 /* srp_target.c: targets and nexuses */
 int srpt_targets_setup(struct srpt_ctx *ctx, struct diag *d);
 struct srpt_tgt *srpt_find_target(struct srpt_ctx *ctx, const uint8_t port_id[16]);
+/* srp_update.c: live administration (struct tgt_transport's update and close_session).  The
+ * _ctx forms take the context (tests); the ops use srpt_global. */
+int srpt_ctx_update(struct srpt_ctx *ctx, const struct tgt_config *cfg,
+		    const struct tgt_driver *drv, char *err, size_t errlen);
+int srpt_update(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+		size_t errlen);
+int srpt_ctx_close_session(struct srpt_ctx *ctx, uint64_t nexus_id, char *err, size_t errlen);
+int srpt_close_session(uint64_t nexus_id, char *err, size_t errlen);
 /* Decide a login under the nexus lock; on acceptance the channel joins its nexus (a new one
  * when SINGLE replaced the old, whose channels are told to go). */
 void srpt_nexus_login(struct srpt_ctx *ctx, struct srpt_ch *ch, const struct srp_login_req *req,

@@ -281,4 +281,6 @@ const struct tgt_transport srpt_transport = {
     .start = srpt_start,
     .stop = srpt_stop,
     .show_sessions = srpt_show_sessions,
+    .update = srpt_update,
+    .close_session = srpt_close_session,
 };

@@ -42,11 +42,15 @@ struct tdev {
 	void *map;
 	size_t size;
 	struct tcmu_dev *dev;
-	bool gone; /* removed: drain, then free */
+	char device[64]; /* the scst.conf DEVICE it serves ("" when refused) */
+	bool gone;	 /* removed: drain, then free */
 	struct tdev *next;
 };
 
 static struct {
+	/* cfg and the membership of devs: the event thread changes them, live administration
+	 * (the admin thread) replaces cfg and asks which DEVICEs are served */
+	pthread_mutex_t lock;
 	const struct tgt_config *cfg;
 	const char *sysfs, *devdir, *configfs;
 	struct ut_thread ut;
@@ -57,7 +61,7 @@ static struct {
 	int evfd;
 	bool running;
 	struct tdev *devs;
-} G = {.evfd = -1};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .evfd = -1};
 
 static void wake(void *ctx)
 {
@@ -95,15 +99,19 @@ static void attach(const struct tcmu_uio_info *u)
 	t->minor = u->minor;
 	snprintf(t->uio_name, sizeof(t->uio_name), "%s", u->name);
 	t->fd = -1;
+	tcmu_uio_parse_name(u->name, &nm);
+	pthread_mutex_lock(&G.lock);
 	t->next = G.devs;
 	G.devs = t;
-	tcmu_uio_parse_name(u->name, &nm);
+	td = strcmp(nm.subtype, SUBTYPE) ? NULL : tgt_config_device(G.cfg, nm.cfg);
+	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
+		snprintf(t->device, sizeof(t->device), "%s", td->name);
+	pthread_mutex_unlock(&G.lock);
 	if (strcmp(nm.subtype, SUBTYPE)) {
 		tgt_log(LOG_INFO, "tcmu: uio%u (%s): subtype '%s' is not ours; left alone",
 			u->minor, nm.dev, nm.subtype);
 		return;
 	}
-	td = tgt_config_device(G.cfg, nm.cfg);
 	if (!td || !td->dev) {
 		tgt_log(LOG_ERR,
 			"tcmu: uio%u: LIO device '%s' asks for dev_config utgt/%s, but scst.conf "
@@ -114,12 +122,14 @@ static void attach(const struct tcmu_uio_info *u)
 	if (u->map_size > SIZE_MAX) {
 		tgt_log(LOG_ERR, "tcmu: uio%u: map of %llu bytes; not opened", u->minor,
 			(unsigned long long)u->map_size);
+		t->device[0] = '\0';
 		return;
 	}
 	t->size = (size_t)u->map_size;
 	t->fd = tcmu_uio_open(G.devdir, u->minor, t->size, &t->map, err, sizeof(err));
 	if (t->fd < 0) {
 		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
+		t->device[0] = '\0';
 		return;
 	}
 	t->dev = tcmu_dev_new(
@@ -130,6 +140,7 @@ static void attach(const struct tcmu_uio_info *u)
 		munmap(t->map, t->size);
 		close(t->fd);
 		t->fd = -1;
+		t->device[0] = '\0';
 		return;
 	}
 	t->watch.fn = on_uio;
@@ -145,7 +156,9 @@ static void detach(struct tdev *t, const char *why)
 {
 	if (t->gone)
 		return;
+	pthread_mutex_lock(&G.lock);
 	t->gone = true;
+	pthread_mutex_unlock(&G.lock);
 	if (t->dev) {
 		tgt_log(LOG_NOTICE, "tcmu: uio%u: %s; draining %u command(s)", t->minor, why,
 			tcmu_dev_inflight(t->dev));
@@ -164,7 +177,9 @@ static void reap_gone(void)
 			pp = &t->next;
 			continue;
 		}
+		pthread_mutex_lock(&G.lock);
 		*pp = t->next;
+		pthread_mutex_unlock(&G.lock);
 		if (t->dev) {
 			tcmu_dev_free(t->dev);
 			munmap(t->map, t->size);
@@ -342,6 +357,32 @@ static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
 			  drv->targets[i].name);
 }
 
+/* Live administration: the DEVICEs served stay (the engine refuses to remove or re-create
+ * one in use, through uses_device); the new configuration is where later LIO devices are
+ * looked up. */
+static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
+		       size_t errlen)
+{
+	(void)drv;
+	(void)err;
+	(void)errlen;
+	pthread_mutex_lock(&G.lock);
+	G.cfg = cfg;
+	pthread_mutex_unlock(&G.lock);
+	return 0;
+}
+
+static bool tcmu_uses_device(const char *name)
+{
+	bool used = false;
+
+	pthread_mutex_lock(&G.lock);
+	for (struct tdev *t = G.devs; t && !used; t = t->next)
+		used = !t->gone && !strcmp(t->device, name);
+	pthread_mutex_unlock(&G.lock);
+	return used;
+}
+
 const struct tgt_transport tcmu_transport = {
     .driver = "tcmu",
     .driver_attrs = driver_attrs,
@@ -349,4 +390,6 @@ const struct tgt_transport tcmu_transport = {
     .validate = tcmu_validate,
     .start = tcmu_start,
     .stop = tcmu_stop,
+    .update = tcmu_update,
+    .uses_device = tcmu_uses_device,
 };
