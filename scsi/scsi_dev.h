@@ -176,6 +176,11 @@ void scsi_dev_resize(struct scsi_dev *dev);
  * vend_specific_id, scsi_device_name: SCST's writable vdisk attributes); when it differs,
  * INQUIRY DATA HAS CHANGED (3F/03) to every nexus.  Returns whether it changed. */
 bool scsi_dev_set_identity(struct scsi_dev *dev, const struct scsi_dev_params *p);
+/* What SCST fixes when it creates a device, compared between a running LU and a freshly
+ * configured (not opened) one: NULL when the LU can become the fresh one live, else the SCST
+ * name of the first attribute that differs ("filename", "blocksize", "nv_cache", ...).
+ * Identity, size and a CD-ROM's filename change live and are not compared. */
+const char *scsi_dev_setup_differs(const struct scsi_dev *live, const struct scsi_dev *fresh);
 /* Does the identity of p equal dev's? */
 bool scsi_dev_identity_equal(const struct scsi_dev *dev, const struct scsi_dev_params *p);
 /* Publish dev's ALUA group (NULL: none).  When a port group's state, preferred bit, id or

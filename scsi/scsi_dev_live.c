@@ -30,6 +30,43 @@ static bool same_identity(const struct scsi_dev_params *a, const struct scsi_dev
 #undef SAME
 }
 
+static uint32_t block_size_of(const struct scsi_dev *d)
+{
+	if (d->block_size)
+		return d->block_size;
+	return d->bs && d->bs->block_size ? d->bs->block_size : 512;
+}
+
+const char *scsi_dev_setup_differs(const struct scsi_dev *live, const struct scsi_dev *fresh)
+{
+	const struct backstore *a = live->bs, *b = fresh->bs;
+
+	if (!a || !b || a->ops != b->ops || live->p.type != fresh->p.type)
+		return "handler";
+	if (live->p.type != SCSI_TYPE_CDROM && strcmp(a->filename, b->filename))
+		return "filename";
+	if (block_size_of(live) != block_size_of(fresh))
+		return "blocksize";
+#define FLAG(f, name)                                                                              	if (a->f != b->f)                                                                          		return name;
+	FLAG(read_only, "read_only")
+	FLAG(nv_cache, "nv_cache")
+	FLAG(o_direct, "o_direct")
+	FLAG(write_through, "write_through")
+	FLAG(thin_provisioned, "thin_provisioned")
+	FLAG(dummy, "dummy")
+	FLAG(read_zero, "read_zero")
+#undef FLAG
+	if (live->p.removable != fresh->p.removable)
+		return "removable";
+	if (live->p.rotational != fresh->p.rotational)
+		return "rotational";
+	if (live->p.sanitize_rate_mb != fresh->p.sanitize_rate_mb)
+		return "sanitize_rate_mb";
+	if (live->p.lb_per_pb_exp != fresh->p.lb_per_pb_exp)
+		return "lb_per_pb_exp"; /* READ CAPACITY(16)'s physical block, fixed at creation */
+	return NULL;
+}
+
 bool scsi_dev_identity_equal(const struct scsi_dev *dev, const struct scsi_dev_params *p)
 {
 	bool same;

@@ -77,6 +77,11 @@ void *conf_alloc(struct conf_loader *L, size_t n, size_t size);
 /* Children of n whose first word is kw (any case): the room a block's arrays need. */
 unsigned conf_count_kw(const struct conf_node *n, const char *kw);
 
+/* The semantic pass over a parsed tree (tgt_config_parse without the text): live
+ * administration edits the running configuration's tree and loads it with the same rules. */
+struct tgt_config *tgt_config_from_tree(const struct conf_node *root, const char *name,
+					struct diag *d);
+
 void conf_load_targets(struct conf_loader *L, const struct conf_node *const *drivers, unsigned n);
 /* After DEVICE_GROUPs had their say on rel_tgt_id: check, assign, build LUN tables. */
 void conf_finish_targets(struct conf_loader *L);

@@ -519,8 +519,7 @@ static void validate_transports(struct conf_loader *L)
 
 struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *name, struct diag *d)
 {
-	struct conf_loader L = {.d = d};
-	struct tgt_arena *ar;
+	struct tgt_config *cfg;
 	struct conf_node *root;
 	int errors0 = d->errors;
 
@@ -535,12 +534,23 @@ struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *na
 		conf_tree_free(root);
 		return NULL;
 	}
+	cfg = tgt_config_from_tree(root, name, d);
+	conf_tree_free(root);
+	return cfg;
+}
+
+struct tgt_config *tgt_config_from_tree(const struct conf_node *root, const char *name,
+					struct diag *d)
+{
+	struct conf_loader L = {.d = d};
+	struct tgt_arena *ar;
+	int errors0 = d->errors;
+
 	ar = tgt_arena_new();
 	L.ar = ar;
 	L.cfg = ar ? tgt_arena_alloc(ar, sizeof(*L.cfg)) : NULL;
 	if (!L.cfg) {
 		tgt_arena_free(ar);
-		conf_tree_free(root);
 		diag_error(d, 0, "out of memory while loading");
 		return NULL;
 	}
@@ -553,7 +563,6 @@ struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *na
 		diag_error(d, 0, "out of memory while loading");
 	conf_index_free(&L.devices);
 	conf_index_free(&L.targets);
-	conf_tree_free(root);
 	if (d->errors != errors0) {
 		tgt_config_free(L.cfg);
 		return NULL;

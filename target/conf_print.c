@@ -1,6 +1,7 @@
 /* The resolved configuration in scst.conf syntax: what `utgtd --check` prints.  Defaults are
  * written out (enabled, rel_tgt_id, ALUA state), names and values are quoted where needed, and
  * facts the loader worked out are comments, so the output loads back into the same model. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -92,6 +93,86 @@ static void close_block(struct printer *p, int depth)
 	fputs("}\n", p->out);
 }
 
+/* ---- SCST's layout: "# Non-key attributes" ---- */
+
+/* What utgt derived for a device and SCST would list as non-key: written when the block does
+ * not set it, only for the handlers that take it, so the file loads back to the same LU. */
+static bool handler_in(const char *h, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, h))
+			return true;
+	return false;
+}
+
+static void nonkey_attr(struct printer *p, const struct tgt_device *d, bool *header,
+			const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void nonkey_attr(struct printer *p, const struct tgt_device *d, bool *header,
+			const char *key, const char *fmt, ...)
+{
+	char v[256];
+	va_list ap;
+
+	if (tgt_attr_find(&d->attrs, key))
+		return; /* a key attribute: printed above */
+	va_start(ap, fmt);
+	vsnprintf(v, sizeof(v), fmt, ap);
+	va_end(ap);
+	if (!*header) {
+		if (d->attrs.n)
+			fputc('\n', p->out);
+		indent(p, 2);
+		fputs("# Non-key attributes\n", p->out);
+		*header = true;
+	}
+	attr(p, 2, key, v);
+}
+
+static void nonkey_device(struct printer *p, const struct tgt_device *d)
+{
+	static const char *const disk[] = {"vdisk_fileio", "vdisk_blockio", NULL};
+	static const char *const thin[] = {"vdisk_fileio", "vdisk_blockio", "ramdisk", NULL};
+	static const char *const fileio[] = {"vdisk_fileio", NULL};
+	const struct scsi_dev *dev = d->dev;
+	const struct backstore *bs = dev ? dev->bs : NULL;
+	bool cd = dev && dev->p.type == SCSI_TYPE_CDROM, header = false;
+	uint64_t size = 0;
+
+	if (!dev || !bs)
+		return;
+	if (dev->open)
+		size = dev->nr_blocks * dev->block_size;
+	else if (!cd)
+		size = bs->size;
+	if (size && (!cd || !dev->medium_removed) && !tgt_attr_find(&d->attrs, "size_mb"))
+		nonkey_attr(p, d, &header, "size", "%llu", (unsigned long long)size);
+	if (!cd) {
+		nonkey_attr(p, d, &header, "blocksize", "%u",
+			    dev->block_size ? dev->block_size
+					    : (bs->block_size ? bs->block_size : 512));
+		nonkey_attr(p, d, &header, "read_only", "%d", bs->read_only);
+		nonkey_attr(p, d, &header, "removable", "%d", dev->p.removable);
+	}
+	if (handler_in(d->handler, disk)) {
+		nonkey_attr(p, d, &header, "nv_cache", "%d", bs->nv_cache);
+		nonkey_attr(p, d, &header, "write_through", "%d", bs->write_through);
+	}
+	if (handler_in(d->handler, fileio))
+		nonkey_attr(p, d, &header, "o_direct", "%d", bs->o_direct);
+	if (handler_in(d->handler, thin))
+		nonkey_attr(p, d, &header, "thin_provisioned", "%d", bs->thin_provisioned);
+	nonkey_attr(p, d, &header, "rotational", "%d", dev->p.rotational);
+	nonkey_attr(p, d, &header, "t10_vend_id", "%s", dev->p.vendor);
+	nonkey_attr(p, d, &header, "prod_id", "%s", dev->p.product);
+	nonkey_attr(p, d, &header, "prod_rev_lvl", "%s", dev->p.revision);
+	if (strlen(dev->p.t10_dev_id) <= 25) /* SCST's limit; a longer default name is left out */
+		nonkey_attr(p, d, &header, "t10_dev_id", "%s", dev->p.t10_dev_id);
+	if (strlen(dev->p.usn) <= 20)
+		nonkey_attr(p, d, &header, "usn", "%s", dev->p.usn);
+	nonkey_attr(p, d, &header, "type", "%u", dev->p.type);
+}
+
 static void print_devices(struct printer *p, const struct tgt_config *cfg)
 {
 	for (unsigned i = 0; i < cfg->ndevices; i++) {
@@ -107,7 +188,7 @@ static void print_devices(struct printer *p, const struct tgt_config *cfg)
 			const struct tgt_device *dev = &cfg->devices[j];
 			if (strcmp(dev->handler, h))
 				continue;
-			if (!dev->attrs.n) {
+			if (!dev->attrs.n && !(p->flags & TGT_PRINT_SCST)) {
 				indent(p, 1);
 				fputs("DEVICE ", p->out);
 				word(p, dev->name);
@@ -116,12 +197,14 @@ static void print_devices(struct printer *p, const struct tgt_config *cfg)
 			}
 			open_block(p, 1, "DEVICE", dev->name);
 			attrs(p, 2, &dev->attrs, NULL);
+			if (p->flags & TGT_PRINT_SCST)
+				nonkey_device(p, dev);
 			close_block(p, 1);
 		}
 		close_block(p, 0);
 		fputc('\n', p->out);
 	}
-	for (unsigned i = 0; i < cfg->handler_attrs.n; i++)
+	for (unsigned i = 0; i < cfg->handler_attrs.n && !(p->flags & TGT_PRINT_SCST); i++)
 		fprintf(p->out, "# HANDLER attribute %s %s (SCST only; not used)\n",
 			cfg->handler_attrs.a[i].key, cfg->handler_attrs.a[i].value);
 }
@@ -151,7 +234,7 @@ static void print_target(struct printer *p, const struct tgt_target *t)
 	fprintf(p->out, "enabled %d\n", t->enabled);
 	indent(p, 2);
 	fprintf(p->out, "rel_tgt_id %u%s\n", t->rel_tgt_id,
-		t->rel_tgt_id_line ? "" : "\t# assigned by utgtd");
+		t->rel_tgt_id_line || (p->flags & TGT_PRINT_SCST) ? "" : "\t# assigned by utgtd");
 	attrs(p, 2, &t->attrs, target_fields);
 	print_luns(p, 2, t->luns, t->nluns);
 	for (unsigned g = 0; g < t->ngroups; g++) {
@@ -192,7 +275,10 @@ static void print_drivers(struct printer *p, const struct tgt_config *cfg)
 		indent(p, 0);
 		fputs("TARGET_DRIVER ", p->out);
 		word(p, drv->name);
-		fprintf(p->out, " {\t# %s\n", driver_status(drv));
+		if (p->flags & TGT_PRINT_SCST)
+			fputs(" {\n", p->out);
+		else
+			fprintf(p->out, " {\t# %s\n", driver_status(drv));
 		indent(p, 1);
 		fprintf(p->out, "enabled %d\n", drv->enabled);
 		attrs(p, 1, &drv->attrs, driver_fields);
@@ -252,8 +338,11 @@ static void print_alua(struct printer *p, const struct tgt_config *cfg)
 				indent(p, 2);
 				fputs("TARGET ", p->out);
 				word(p, tt->name);
-				fprintf(p->out, " {\t# %s\n",
-					tt->local ? "local" : "on another node");
+				if (p->flags & TGT_PRINT_SCST)
+					fputs(" {\n", p->out);
+				else
+					fprintf(p->out, " {\t# %s\n",
+						tt->local ? "local" : "on another node");
 				indent(p, 3);
 				fprintf(p->out, "rel_tgt_id %u\n", tt->rel_tgt_id);
 				close_block(p, 2);
@@ -269,7 +358,13 @@ void tgt_config_print_opts(const struct tgt_config *cfg, FILE *out, unsigned fla
 {
 	struct printer p = {.out = out, .flags = flags};
 
-	fprintf(out, "# resolved configuration of %s\n", cfg->path);
+	if (flags & TGT_PRINT_SCST)
+		fprintf(out, "# Written by utgtd (utgtadm write-config): the running configuration of "
+			     "%s\n# in SCST's format, as 'scstadmin -write_config -nonkey' writes "
+			     "it.\n",
+			cfg->path);
+	else if (!(flags & TGT_PRINT_NO_HEADER))
+		fprintf(out, "# resolved configuration of %s\n", cfg->path);
 	attrs(&p, 0, &cfg->globals, NULL);
 	fputc('\n', out);
 	print_devices(&p, cfg);

@@ -137,6 +137,12 @@ void tgt_config_free(struct tgt_config *cfg);
 void tgt_config_print(const struct tgt_config *cfg, FILE *out);
 enum {
 	TGT_PRINT_MASK_SECRETS = 1 << 0, /* CHAP secrets (IncomingUser/OutgoingUser) as ******** */
+	TGT_PRINT_NO_HEADER = 1 << 1,	 /* no "# resolved configuration of PATH" line */
+	/* SCST's layout, as `scstadmin -write_config -nonkey` writes it (`utgtadm
+	 * write-config`): each block's attributes, then "# Non-key attributes" with the values
+	 * utgt derived (size, blocksize, identity defaults, ...); loads back as the same
+	 * running state. */
+	TGT_PRINT_SCST = 1 << 2,
 };
 void tgt_config_print_opts(const struct tgt_config *cfg, FILE *out, unsigned flags);
 
@@ -179,6 +185,7 @@ struct tgt_transport {
 	 * locks, never one of the I/O path.  NULL: this transport lists no sessions. */
 	void (*show_sessions)(const struct tgt_driver *drv, struct tgt_json *j,
 			      struct scsi_io_stats *total);
+
 	/* ---- live administration (target/tgt_apply.c) ----
 	 * Called on the admin thread between start() and stop(), one call at a time.  NULL: the
 	 * transport takes no change while it runs (the change is refused). */

@@ -190,3 +190,43 @@ Test(dev_live, ramdisk_cannot_resize, .init = setup_ramdisk, .fini = teardown)
 	cr_assert_eq(capacity_blocks(&a), 8192);
 	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD);
 }
+
+/* What SCST fixes at creation, compared between an LU and a freshly configured one: the first
+ * attribute that differs by its SCST name; identity, size and a CD's image are not compared. */
+Test(dev_live, setup_differs_names_the_attribute)
+{
+	struct diag d = {0};
+	struct utgt_attr base[] = {{"size_mb", "4", 1}, {"t10_vend_id", "A", 2}};
+	struct utgt_attr other_id[] = {{"size_mb", "8", 1}, {"t10_vend_id", "B", 2}};
+	struct utgt_attr bsz[] = {{"size_mb", "4", 1}, {"blocksize", "4096", 2}};
+	struct utgt_attr bsz512[] = {{"size_mb", "4", 1}, {"blocksize", "512", 2}};
+	struct utgt_attr ro[] = {{"size_mb", "4", 1}, {"read_only", "1", 2}};
+	struct utgt_attr rot[] = {{"size_mb", "4", 1}, {"rotational", "1", 2}};
+	struct utgt_attr pbe[] = {{"size_mb", "4", 1}, {"lb_per_pb_exp", "1", 2}};
+	struct scsi_dev *live = scsi_dev_configure("ramdisk", "x", base, 2, &d), *f;
+	char err[128];
+
+	cr_assert_eq(scsi_dev_open(live, err, sizeof(err)), 0, "%s", err);
+	f = scsi_dev_configure("ramdisk", "x", other_id, 2, &d);
+	cr_assert_null(scsi_dev_setup_differs(live, f), "identity and size change live");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("ramdisk", "x", bsz512, 2, &d);
+	cr_assert_null(scsi_dev_setup_differs(live, f), "blocksize 512 is the default");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("ramdisk", "x", bsz, 2, &d);
+	cr_assert_str_eq(scsi_dev_setup_differs(live, f), "blocksize");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("ramdisk", "x", ro, 2, &d);
+	cr_assert_str_eq(scsi_dev_setup_differs(live, f), "read_only");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("ramdisk", "x", rot, 2, &d);
+	cr_assert_str_eq(scsi_dev_setup_differs(live, f), "rotational");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("ramdisk", "x", pbe, 2, &d);
+	cr_assert_str_eq(scsi_dev_setup_differs(live, f), "lb_per_pb_exp");
+	scsi_dev_destroy(f);
+	f = scsi_dev_configure("vdisk_nullio", "x", base, 2, &d);
+	cr_assert_str_eq(scsi_dev_setup_differs(live, f), "handler");
+	scsi_dev_destroy(f);
+	scsi_dev_destroy(live);
+}
