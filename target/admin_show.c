@@ -1,6 +1,7 @@
 /* Answers of the admin socket.  Targets, devices and version come from the configuration the
- * daemon runs (immutable while it runs) and the core's relaxed counters; sessions come from
- * each started transport's show_sessions op, so this file never includes a transport header. */
+ * daemon runs (changed only under run->mu, which every answer holds) and the core's relaxed
+ * counters; sessions come from each started transport's show_sessions op, so this file never
+ * includes a transport header. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,15 +82,12 @@ static void luns(struct tgt_json *j, const struct tgt_lun *l, unsigned n)
 
 static bool started(const struct admin_info *ai, const struct tgt_driver *d)
 {
-	for (unsigned i = 0; i < ai->ndrivers; i++)
-		if (ai->drivers[i] == d)
-			return true;
-	return false;
+	return tgt_run_transport(ai->run, d->name) != NULL;
 }
 
 static void show_targets(const struct admin_info *ai, struct tgt_json *j)
 {
-	const struct tgt_config *cfg = ai->cfg;
+	const struct tgt_config *cfg = ai->run->cfg;
 
 	tgt_json_arr(j, "drivers");
 	for (unsigned i = 0; i < cfg->ndrivers; i++) {
@@ -131,7 +129,7 @@ static void show_targets(const struct admin_info *ai, struct tgt_json *j)
 
 static void show_devices(const struct admin_info *ai, struct tgt_json *j)
 {
-	const struct tgt_config *cfg = ai->cfg;
+	const struct tgt_config *cfg = ai->run->cfg;
 	struct scsi_io_stats total = {0};
 
 	tgt_json_arr(j, "devices");
@@ -146,7 +144,7 @@ static void show_devices(const struct admin_info *ai, struct tgt_json *j)
 		tgt_json_str(j, "filename", tgt_attr_get(&d->attrs, "filename"));
 		tgt_json_bool(j, "open", dev && dev->open);
 		if (dev && dev->open) {
-			/* block_size and nr_blocks are set once at open, before any thread reads */
+			/* nr_blocks changes live only under run->mu, which this answer holds */
 			tgt_json_u64(j, "size", dev->nr_blocks * dev->block_size);
 			tgt_json_u64(j, "block_size", dev->block_size);
 			scsi_io_stats_read(&dev->stats, &s);
@@ -165,19 +163,51 @@ static void show_sessions(const struct admin_info *ai, struct tgt_json *j)
 	struct scsi_io_stats total = {0};
 
 	tgt_json_arr(j, "sessions");
-	for (unsigned i = 0; i < ai->ndrivers; i++) {
-		const struct tgt_driver *d = ai->drivers[i];
-		if (d->transport && d->transport->show_sessions)
-			d->transport->show_sessions(d, j, &total);
+	for (unsigned i = 0; i < ai->run->ndrivers; i++) {
+		const struct tgt_transport *tp = ai->run->drivers[i].tp;
+		const struct tgt_driver *d = tgt_config_driver(ai->run->cfg, ai->run->drivers[i].name);
+		if (d && tp->show_sessions)
+			tp->show_sessions(d, j, &total);
 	}
 	tgt_json_end_arr(j);
 	admin_json_counters(j, "totals", &total, false);
 }
 
-void admin_answer(const struct admin_info *ai, enum admin_cmd cmd, struct tgt_json *j)
+static const char *const help[] = {
+    "show targets|sessions|devices",
+    "version",
+    "add device NAME handler=H [ATTR=VALUE]...",
+    "remove device NAME",
+    "set device NAME ATTR=VALUE...",
+    "resize device NAME size=BYTES",
+    "resync device NAME",
+    "add target NAME driver=D [ATTR=VALUE]...",
+    "remove target NAME driver=D",
+    "enable|disable target NAME driver=D",
+    "set target NAME driver=D ATTR=VALUE...",
+    "set driver NAME ATTR=VALUE...",
+    "add|remove group NAME driver=D target=T",
+    "set group NAME driver=D target=T ATTR=VALUE...",
+    "add lun N driver=D target=T [group=G] device=DEV [read_only=1]",
+    "remove lun N driver=D target=T [group=G]",
+    "add|remove initiator PATTERN driver=D target=T group=G",
+    "set tgroup NAME dgroup=DG state=S [preferred=0|1]",
+    "close session NEXUS_ID",
+    "reload [FILE]",
+    "write-config [FILE]",
+    "help",
+};
+
+void admin_answer(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j)
 {
+	pthread_mutex_lock(&ai->run->mu);
+	if (req->cmd >= ADMIN_EDIT) {
+		admin_verb(ai, req, j);
+		pthread_mutex_unlock(&ai->run->mu);
+		return;
+	}
 	begin_ok(j);
-	switch (cmd) {
+	switch (req->cmd) {
 	case ADMIN_SHOW_TARGETS:
 		show_targets(ai, j);
 		break;
@@ -191,17 +221,18 @@ void admin_answer(const struct admin_info *ai, enum admin_cmd cmd, struct tgt_js
 		tgt_json_str(j, "version", ai->version);
 		tgt_json_u64(j, "pid", (uint64_t)getpid());
 		tgt_json_u64(j, "uptime_s", (uint64_t)(time(NULL) - ai->started));
-		tgt_json_str(j, "config", ai->cfg->path);
+		tgt_json_str(j, "config", ai->run->config_path);
+		tgt_json_u64(j, "changes", ai->run->changes);
 		break;
 	case ADMIN_HELP:
 		tgt_json_arr(j, "commands");
-		tgt_json_str(j, NULL, "show targets");
-		tgt_json_str(j, NULL, "show sessions");
-		tgt_json_str(j, NULL, "show devices");
-		tgt_json_str(j, NULL, "version");
-		tgt_json_str(j, NULL, "help");
+		for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+			tgt_json_str(j, NULL, help[i]);
 		tgt_json_end_arr(j);
+		break;
+	default:
 		break;
 	}
 	tgt_json_end_obj(j);
+	pthread_mutex_unlock(&ai->run->mu);
 }

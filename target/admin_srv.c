@@ -39,6 +39,7 @@ struct admin_srv {
 	bool running;
 	struct client cl[ADMIN_MAX_CLIENTS];
 	unsigned ncl;
+	struct admin_req req; /* the one being answered (clients are answered one at a time) */
 };
 
 static long long now_ms(void)
@@ -58,16 +59,16 @@ static void client_close(struct admin_srv *s, unsigned i)
 /* The line is complete (or refused): build the answer, newline-terminated. */
 static void client_answer(struct admin_srv *s, struct client *c, const char *refusal)
 {
+	struct admin_req *req = &s->req;
 	char err[256];
-	enum admin_cmd cmd;
 
 	tgt_json_init(&c->out);
 	if (refusal)
 		admin_error(&c->out, refusal);
-	else if (admin_req_parse(c->in, &cmd, err, sizeof(err)) != 0)
+	else if (admin_req_parse(c->in, req, err, sizeof(err)) != 0)
 		admin_error(&c->out, err);
 	else
-		admin_answer(s->ai, cmd, &c->out);
+		admin_answer(s->ai, req, &c->out);
 	if (c->out.oom) {
 		tgt_json_free(&c->out);
 		tgt_json_init(&c->out);
@@ -78,6 +79,9 @@ static void client_answer(struct admin_srv *s, struct client *c, const char *ref
 		c->out.len = 0;
 	c->answering = true;
 	c->outoff = 0;
+	/* a change may take a while (it waits for in-flight commands): that was the daemon's
+	 * time, the client gets its own to take the answer */
+	c->deadline = now_ms() + ADMIN_TIMEOUT_MS;
 }
 
 /* false: the client is finished (answered, gone or broken) and must be closed. */

@@ -1,13 +1,15 @@
-/* utgtadm: ask a running utgtd what it serves, over its admin socket (docs/admin.md).
+/* utgtadm: ask a running utgtd what it serves, and change it, over its admin socket
+ * (docs/admin.md).
  *
- *   utgtadm [-s SOCKET] [--json] show sessions|devices|targets
- *   utgtadm [-s SOCKET] [--json] version|help
+ *   utgtadm [-s SOCKET] [--json] show sessions|devices|targets | version | help
+ *   utgtadm [-s SOCKET] [--json] add|remove|set|enable|disable OBJECT NAME [KEY=VALUE]...
+ *   utgtadm [-s SOCKET] [--json] resize|resync|close|reload|write-config ...
+ *   utgtadm [-s SOCKET] -list_target|-add_lun|... (scstadmin's commands, target/adm_cli.h)
  *
  * One request line out, one JSON answer back; printed as tables, or raw with --json.
  * Exit: 0 answered, 1 the daemon answered with an error, 2 usage, cannot connect, no or
  * malformed answer. */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,11 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target/adm_cli.h"
 #include "target/admin.h"
 #include "target/tgt_jread.h"
 
 #define DEFAULT_SOCKET	 "/var/lib/utgt/utgtd.sock"
 #define CLIENT_TIMEOUT_S 10
+#define CHANGE_TIMEOUT_S 300 /* a change waits for in-flight commands, a driver for its drain */
 #define ANSWER_MAX	 (64u << 20)
 
 static void usage(FILE *out)
@@ -35,6 +39,9 @@ static void usage(FILE *out)
 	    "SYNOPSIS\n"
 	    "    utgtadm [-s SOCKET] [--json] show sessions|devices|targets\n"
 	    "    utgtadm [-s SOCKET] [--json] version|help\n"
+	    "    utgtadm [-s SOCKET] [--json] VERB OBJECT NAME [KEY=VALUE]...\n"
+	    "    utgtadm [-s SOCKET] reload [FILE] | write-config [FILE]\n"
+	    "    utgtadm [-s SOCKET] -SCSTADMIN_COMMAND ...\n"
 	    "\n"
 	    "DESCRIPTION\n"
 	    "    show sessions  every logged-in I_T nexus: driver, target, initiator name and\n"
@@ -46,6 +53,36 @@ static void usage(FILE *out)
 	    "    show targets   drivers, their portals, targets, LUNs and the devices behind them\n"
 	    "    version        the daemon's version, pid, uptime and configuration file\n"
 	    "\n"
+	    "LIVE ADMINISTRATION (while initiators work; docs/admin.md)\n"
+	    "    add device NAME handler=H [ATTR=VALUE]...     remove device NAME\n"
+	    "    set device NAME ATTR=VALUE...                 resize device NAME size=BYTES\n"
+	    "    resync device NAME\n"
+	    "    add target NAME driver=D [ATTR=VALUE]...      remove target NAME driver=D\n"
+	    "    enable|disable target NAME driver=D           set target NAME driver=D ATTR=VALUE...\n"
+	    "    set driver NAME ATTR=VALUE...\n"
+	    "    add|remove group NAME driver=D target=T       set group NAME ... ATTR=VALUE...\n"
+	    "    add lun N driver=D target=T [group=G] device=DEV [read_only=1]\n"
+	    "    remove lun N driver=D target=T [group=G]\n"
+	    "    add|remove initiator PATTERN driver=D target=T group=G\n"
+	    "    set tgroup NAME dgroup=DG state=S [preferred=0|1]   (ALUA)\n"
+	    "    close session NEXUS_ID                        (see show sessions)\n"
+	    "    reload [FILE]     re-read the daemon's scst.conf (or FILE), apply the difference;\n"
+	    "                      a file with errors changes nothing (FILE:LINE of the first)\n"
+	    "    write-config [FILE]  the running configuration in SCST's format, to FILE or\n"
+	    "                      stdout\n"
+	    "\n"
+	    "SCSTADMIN COMMANDS (same meaning)\n"
+	    "    -config FILE, -write_config FILE, -list_target [T] [-driver D],\n"
+	    "    -list_device [D], -list_group [G] [-driver D] [-target T], -list_sessions,\n"
+	    "    -set_dev_attr D -attributes a=v,..., -set_tgt_attr T -driver D -attributes ...,\n"
+	    "    -add_lun N -driver D -target T [-group G] -device DEV [-attributes read_only=1],\n"
+	    "    -rem_lun N -driver D -target T [-group G], -add_init I / -rem_init I -driver D\n"
+	    "    -target T -group G, -enable_target T / -disable_target T -driver D,\n"
+	    "    -resync_dev D, -open_dev D -handler H -attributes ..., -close_dev D,\n"
+	    "    -add_target / -rem_target T -driver D, -add_group / -rem_group G -driver D\n"
+	    "    -target T, -set_drv_attr, -set_grp_attr, -set_tgrp_attr TG -dev_group DG\n"
+	    "    -attributes state=S; -noprompt, -force, -nonkey, -cont_on_err are accepted\n"
+	    "\n"
 	    "OPTIONS\n"
 	    "    -s, --socket PATH  the daemon's admin socket (default " DEFAULT_SOCKET ",\n"
 	    "                       i.e. <state-dir>/utgtd.sock; see utgtd --admin-socket)\n"
@@ -54,12 +91,13 @@ static void usage(FILE *out)
 	    "\n"
 	    "EXIT STATUS\n"
 	    "    0  answered\n"
-	    "    1  the daemon answered with an error (unknown request, ...)\n"
-	    "    2  usage error, cannot connect, no answer within %d s, malformed answer\n"
+	    "    1  the daemon answered with an error (unknown request, refused change, ...)\n"
+	    "    2  usage error, cannot connect, no answer within %d s (%d s for a change),\n"
+	    "       malformed answer\n"
 	    "\n"
 	    "SEE ALSO\n"
 	    "    utgtd(8), docs/admin.md (the protocol and every field of the answers)\n",
-	    CLIENT_TIMEOUT_S);
+	    CLIENT_TIMEOUT_S, CHANGE_TIMEOUT_S);
 }
 
 static long long now_ms(void)
@@ -70,10 +108,10 @@ static long long now_ms(void)
 }
 
 /* Send the request, read the answer up to EOF.  NULL on failure (message printed). */
-static char *ask(const char *path, const char *req)
+static char *ask(const char *path, const char *req, int timeout_s)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	long long deadline = now_ms() + CLIENT_TIMEOUT_S * 1000LL;
+	long long deadline = now_ms() + timeout_s * 1000LL;
 	size_t len = 0, cap = 65536;
 	char *buf;
 	int fd;
@@ -106,8 +144,7 @@ static char *ask(const char *path, const char *req)
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		long long left = deadline - now_ms();
 		if (!buf || left <= 0 || poll(&p, 1, (int)left) <= 0) {
-			fprintf(stderr, "utgtadm: %s: no answer within %d s\n", path,
-				CLIENT_TIMEOUT_S);
+			fprintf(stderr, "utgtadm: %s: no answer within %d s\n", path, timeout_s);
 			break;
 		}
 		if (len + 1 == cap) {
@@ -363,59 +400,195 @@ static void show_targets(const struct tgt_jv *a)
 	t_print(&t);
 }
 
+/* ---- scstadmin's listings ---- */
+
+static bool match(const char *want, const char *have)
+{
+	return !want || !strcmp(want, have);
+}
+
+static void scst_targets(const struct tgt_jv *a, const struct adm_cmd *cmd)
+{
+	const struct tgt_jv *ds = tgt_jv_get(a, "drivers");
+	struct table t = {.ncols = 4};
+	char b[24];
+	bool found = false;
+
+	for (unsigned i = 0; ds && ds->type == JV_ARR && i < ds->n; i++) {
+		const struct tgt_jv *d = &ds->kids[i], *ts = tgt_jv_get(d, "targets");
+		const char *dn = tgt_jv_str(d, "name", "?");
+		if (!match(cmd->driver, dn))
+			continue;
+		for (unsigned k = 0; ts && ts->type == JV_ARR && k < ts->n; k++) {
+			const struct tgt_jv *tg = &ts->kids[k];
+			const char *tn = tgt_jv_str(tg, "name", "?");
+			if (!cmd->filter) {
+				if (!t.nrows)
+					t_row(&t, "Driver", "Target", "Enabled", "rel_tgt_id");
+				t_row(&t, dn, tn, tgt_jv_bool(tg, "enabled", false) ? "1" : "0",
+				      num(b, tgt_jv_u64(tg, "rel_tgt_id", 0)));
+				continue;
+			}
+			if (strcmp(cmd->filter, tn))
+				continue;
+			found = true;
+			printf("Target %s (driver %s): enabled %d, rel_tgt_id %llu\n", tn, dn,
+			       tgt_jv_bool(tg, "enabled", false),
+			       (unsigned long long)tgt_jv_u64(tg, "rel_tgt_id", 0));
+			t.ncols = 6;
+			lun_rows(&t, dn, tn, "-", tgt_jv_get(tg, "luns"));
+			const struct tgt_jv *gs = tgt_jv_get(tg, "groups");
+			for (unsigned g = 0; gs && gs->type == JV_ARR && g < gs->n; g++)
+				lun_rows(&t, dn, tn, tgt_jv_str(&gs->kids[g], "name", "?"),
+					 tgt_jv_get(&gs->kids[g], "luns"));
+		}
+	}
+	if (cmd->filter && !found)
+		printf("no target %s\n", cmd->filter);
+	else if (!t.nrows)
+		printf("no targets\n");
+	t_print(&t);
+}
+
+static void scst_groups(const struct tgt_jv *a, const struct adm_cmd *cmd)
+{
+	const struct tgt_jv *ds = tgt_jv_get(a, "drivers");
+	char inits[2048];
+	unsigned n = 0;
+
+	for (unsigned i = 0; ds && ds->type == JV_ARR && i < ds->n; i++) {
+		const struct tgt_jv *d = &ds->kids[i], *ts = tgt_jv_get(d, "targets");
+		const char *dn = tgt_jv_str(d, "name", "?");
+		if (!match(cmd->driver, dn))
+			continue;
+		for (unsigned k = 0; ts && ts->type == JV_ARR && k < ts->n; k++) {
+			const struct tgt_jv *tg = &ts->kids[k], *gs = tgt_jv_get(tg, "groups");
+			const char *tn = tgt_jv_str(tg, "name", "?");
+			if (!match(cmd->target, tn))
+				continue;
+			for (unsigned g = 0; gs && gs->type == JV_ARR && g < gs->n; g++) {
+				const struct tgt_jv *gr = &gs->kids[g], *ls = tgt_jv_get(gr, "luns");
+				const char *gn = tgt_jv_str(gr, "name", "?");
+				if (!match(cmd->filter, gn))
+					continue;
+				join(tgt_jv_get(gr, "initiators"), inits, sizeof(inits));
+				printf("Driver %s, target %s, group %s\n  initiators: %s\n", dn, tn,
+				       gn, inits);
+				for (unsigned l = 0; ls && ls->type == JV_ARR && l < ls->n; l++)
+					printf("  LUN %llu: %s%s\n",
+					       (unsigned long long)tgt_jv_u64(&ls->kids[l], "lun", 0),
+					       tgt_jv_str(&ls->kids[l], "device", "?"),
+					       tgt_jv_bool(&ls->kids[l], "read_only", false)
+						   ? " (read_only)"
+						   : "");
+				n++;
+			}
+		}
+	}
+	if (!n)
+		printf("no groups\n");
+}
+
+static void scst_devices(const struct tgt_jv *a, const struct adm_cmd *cmd)
+{
+	const struct tgt_jv *ds = tgt_jv_get(a, "devices");
+	struct table t = {.ncols = 2};
+	char b[48];
+	bool found = false;
+
+	for (unsigned i = 0; ds && ds->type == JV_ARR && i < ds->n; i++) {
+		const struct tgt_jv *d = &ds->kids[i];
+		const char *name = tgt_jv_str(d, "name", "?");
+		if (!cmd->filter) {
+			if (!t.nrows)
+				t_row(&t, "Handler", "Device");
+			t_row(&t, tgt_jv_str(d, "handler", "?"), name);
+			continue;
+		}
+		if (strcmp(cmd->filter, name))
+			continue;
+		found = true;
+		printf("Device %s\n  handler     %s\n  filename    %s\n", name,
+		       tgt_jv_str(d, "handler", "?"), tgt_jv_str(d, "filename", "-"));
+		printf("  size        %s\n", num(b, tgt_jv_u64(d, "size", 0)));
+		printf("  blocksize   %s\n", num(b, tgt_jv_u64(d, "block_size", 0)));
+		printf("  sessions    %s\n", num(b, tgt_jv_u64(d, "sessions", 0)));
+	}
+	if (cmd->filter && !found)
+		printf("no device %s\n", cmd->filter);
+	else if (!cmd->filter && !t.nrows)
+		printf("no devices\n");
+	t_print(&t);
+}
+
+static void scst_sessions(const struct tgt_jv *a)
+{
+	const struct tgt_jv *ss = tgt_jv_get(a, "sessions");
+	struct table t = {.ncols = 6};
+	char b[3][24];
+
+	for (unsigned i = 0; ss && ss->type == JV_ARR && i < ss->n; i++) {
+		const struct tgt_jv *x = &ss->kids[i];
+		if (!t.nrows)
+			t_row(&t, "Driver", "Target", "Initiator", "Nexus", "LUNs", "Commands");
+		t_row(&t, tgt_jv_str(x, "driver", "?"), tgt_jv_str(x, "target", "?"),
+		      tgt_jv_str(x, "initiator_port", "?"), num(b[0], tgt_jv_u64(x, "nexus_id", 0)),
+		      num(b[1], tgt_jv_u64(x, "luns", 0)),
+		      num(b[2], tgt_jv_u64(tgt_jv_get(x, "counters"), "commands", 0)));
+	}
+	if (!t.nrows)
+		printf("no sessions\n");
+	t_print(&t);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const char *path = getenv("UTGT_ADMIN_SOCKET");
-	char req[ADMIN_LINE_MAX];
-	size_t off = 0;
+	char *words[ADMIN_LINE_MAX / 2], err[256];
+	struct adm_cmd cmd;
+	int nwords = 0;
 	bool json = false;
-	int c, rc;
+	int rc;
 
 	if (!path || !path[0])
 		path = DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "+s:jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			path = optarg;
-			break;
-		case 'j':
+	/* utgtadm's options come first; the first other word begins the request (scstadmin's
+	 * commands start with '-' too, so only these exact options are ours) */
+	int optind = 1;
+	for (; optind < argc; optind++) {
+		const char *o = argv[optind];
+		if ((!strcmp(o, "-s") || !strcmp(o, "--socket")) && optind + 1 < argc) {
+			path = argv[++optind];
+		} else if (!strncmp(o, "--socket=", 9)) {
+			path = o + 9;
+		} else if (!strcmp(o, "-j") || !strcmp(o, "--json")) {
 			json = true;
-			break;
-		case 'h':
+		} else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		} else {
+			break;
 		}
 	}
 	/* the rest is the request; --json may also come after it */
-	req[0] = '\0';
 	for (int i = optind; i < argc; i++) {
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")) {
 			json = true;
 			continue;
 		}
-		int n = snprintf(req + off, sizeof(req) - off, "%s%s", off ? " " : "", argv[i]);
-		if (n < 0 || (size_t)n >= sizeof(req) - off - 1) {
-			fprintf(stderr, "utgtadm: request too long\n");
-			return 2;
-		}
-		off += (size_t)n;
+		if (nwords < (int)(sizeof(words) / sizeof(words[0])))
+			words[nwords++] = argv[i];
 	}
-	if (!off) {
+	if (!nwords) {
 		usage(stderr);
 		return 2;
 	}
-	strcat(req, "\n");
+	if (adm_cli_request(nwords, words, &cmd, err, sizeof(err)) != 0) {
+		fprintf(stderr, "utgtadm: %s\n", err);
+		return 2;
+	}
 
-	char *ans = ask(path, req);
+	char *ans = ask(path, cmd.req, cmd.changes ? CHANGE_TIMEOUT_S : CLIENT_TIMEOUT_S);
 	if (!ans)
 		return 2;
 	size_t erroff = 0;
@@ -431,17 +604,31 @@ int main(int argc, char **argv)
 		fputs(ans, stdout);
 	} else if (rc) {
 		fprintf(stderr, "utgtadm: utgtd: %s\n", tgt_jv_str(a, "error", "error"));
-	} else if (!strncmp(req, "show sessions", 13)) {
+	} else if (cmd.render == ADM_RENDER_SCST_TARGETS) {
+		scst_targets(a, &cmd);
+	} else if (cmd.render == ADM_RENDER_SCST_GROUPS) {
+		scst_groups(a, &cmd);
+	} else if (cmd.render == ADM_RENDER_SCST_DEVICES) {
+		scst_devices(a, &cmd);
+	} else if (cmd.render == ADM_RENDER_SCST_SESSIONS) {
+		scst_sessions(a);
+	} else if (!strncmp(cmd.req, "show sessions", 13)) {
 		show_sessions(a);
-	} else if (!strncmp(req, "show devices", 12)) {
+	} else if (!strncmp(cmd.req, "show devices", 12)) {
 		show_devices(a);
-	} else if (!strncmp(req, "show targets", 12)) {
+	} else if (!strncmp(cmd.req, "show targets", 12)) {
 		show_targets(a);
 	} else if (tgt_jv_get(a, "version")) {
-		printf("utgtd %s, pid %llu, up %llu s, config %s\n", tgt_jv_str(a, "version", "?"),
-		       (unsigned long long)tgt_jv_u64(a, "pid", 0),
+		printf("utgtd %s, pid %llu, up %llu s, config %s, %llu change(s) applied\n",
+		       tgt_jv_str(a, "version", "?"), (unsigned long long)tgt_jv_u64(a, "pid", 0),
 		       (unsigned long long)tgt_jv_u64(a, "uptime_s", 0),
-		       tgt_jv_str(a, "config", "?"));
+		       tgt_jv_str(a, "config", "?"), (unsigned long long)tgt_jv_u64(a, "changes", 0));
+	} else if (tgt_jv_get(a, "config")) {
+		fputs(tgt_jv_str(a, "config", ""), stdout);
+	} else if (tgt_jv_get(a, "file")) {
+		printf("written: %s\n", tgt_jv_str(a, "file", "?"));
+	} else if (tgt_jv_get(a, "changed")) {
+		printf("%s\n", tgt_jv_str(a, "changed", ""));
 	} else {
 		const struct tgt_jv *cs = tgt_jv_get(a, "commands");
 		for (unsigned i = 0; cs && cs->type == JV_ARR && i < cs->n; i++)

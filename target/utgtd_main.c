@@ -5,7 +5,8 @@
  *   utgtd --show-srp-login -c FILE print, per ib_srpt target, the add_target line for Linux's
  *                                  ib_srp initiator (transports/srp/srp_show.c)
  *   utgtd [-f] -c FILE             run (daemon unless -f); SIGTERM/SIGINT: stop the
- *                                  transports (they drain in-flight I/O), flush every LU, exit
+ *                                  transports (they drain in-flight I/O), flush every LU, exit;
+ *                                  SIGHUP: re-read FILE and apply the difference (tgt_run.c)
  *
  * Signals are blocked in every thread and read from a signalfd in the main loop.  The admin
  * socket (--admin-socket, target/admin_srv.c, docs/admin.md) is served by a thread of its own
@@ -32,6 +33,7 @@
 #include "target/admin.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
+#include "target/tgt_run.h"
 
 #define UTGTD_VERSION	"0.1.0"
 #define DEFAULT_CONFIG	"/etc/utgt/scst.conf"
@@ -69,7 +71,8 @@ static void usage(FILE *out)
 	    "                        <state-dir>/utgtd.sock; 'none' turns it off)\n"
 	    "  -V, --version         print the version\n"
 	    "  -h, --help            this help\n"
-	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP is logged (no reload).\n",
+	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP re-reads the\n"
+	    "configuration file and applies the difference (a file with errors changes nothing).\n",
 	    DEFAULT_WORKERS);
 }
 
@@ -291,57 +294,6 @@ static int write_pid_file(const char *path, char *abs, size_t abslen)
 	return fd;
 }
 
-struct running {
-	const struct tgt_transport *started[16];
-	const struct tgt_driver *drivers[16];
-	const char *names[16];
-	unsigned nstarted;
-};
-
-static void stop_transports(struct running *r)
-{
-	while (r->nstarted > 0) {
-		unsigned i = --r->nstarted;
-		tgt_log(LOG_INFO, "driver %s: stopping", r->names[i]);
-		r->started[i]->stop();
-	}
-}
-
-static int start_transports(const struct tgt_config *cfg, struct running *r)
-{
-	for (unsigned i = 0; i < cfg->ndrivers; i++) {
-		const struct tgt_driver *drv = &cfg->drivers[i];
-		char err[256] = "";
-
-		if (!drv->known) {
-			tgt_log(LOG_NOTICE, "driver %s: unknown to utgt; skipped", drv->name);
-			continue;
-		}
-		if (!drv->enabled) {
-			tgt_log(LOG_NOTICE, "driver %s: disabled (enabled 0); skipped", drv->name);
-			continue;
-		}
-		if (!drv->transport) {
-			tgt_log(LOG_NOTICE, "driver %s: not served by this build; skipped",
-				drv->name);
-			continue;
-		}
-		if (r->nstarted == sizeof(r->started) / sizeof(r->started[0])) {
-			tgt_log(LOG_ERR, "driver %s: too many transports", drv->name);
-			return -1;
-		}
-		if (drv->transport->start(cfg, drv, err, sizeof(err)) != 0) {
-			tgt_log(LOG_ERR, "driver %s: %s", drv->name, err[0] ? err : "start failed");
-			return -1;
-		}
-		r->started[r->nstarted] = drv->transport;
-		r->drivers[r->nstarted] = drv;
-		r->names[r->nstarted++] = drv->name;
-		tgt_log(LOG_INFO, "driver %s: started (%u target(s))", drv->name, drv->ntargets);
-	}
-	return 0;
-}
-
 /* Make everything acknowledged so far durable before exiting. */
 static int flush_devices(const struct tgt_config *cfg)
 {
@@ -364,8 +316,20 @@ static int flush_devices(const struct tgt_config *cfg)
 	return rc;
 }
 
-/* Serve until SIGTERM/SIGINT.  The admin socket will be another entry in fds[]. */
-static void main_loop(int sfd)
+/* SIGHUP: the same engine as `utgtadm reload`; a file with errors changes nothing. */
+static void reload(struct tgt_run *run)
+{
+	char msg[1024];
+
+	tgt_log(LOG_NOTICE, "SIGHUP: reloading %s", run->config_path);
+	pthread_mutex_lock(&run->mu);
+	if (tgt_run_reload(run, NULL, msg, sizeof(msg)) == 0)
+		tgt_log(LOG_NOTICE, "SIGHUP: %s", msg);
+	pthread_mutex_unlock(&run->mu);
+}
+
+/* Serve until SIGTERM/SIGINT. */
+static void main_loop(int sfd, struct tgt_run *run)
 {
 	struct pollfd fds[1] = {{.fd = sfd, .events = POLLIN}};
 
@@ -381,8 +345,7 @@ static void main_loop(int sfd)
 		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			tgt_log(LOG_NOTICE, "SIGHUP: configuration reload is not supported; "
-					    "running configuration unchanged");
+			reload(run);
 			continue;
 		}
 		tgt_log(LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
@@ -391,17 +354,18 @@ static void main_loop(int sfd)
 }
 
 /* APTPL state lives in <state-dir>/pr/<device>.pr.  Without a usable directory the LUs still
- * serve, but refuse APTPL=1 rather than promise persistence they cannot keep. */
-static void set_pr_dir(struct tgt_config *cfg, const char *state_dir)
+ * serve, but refuse APTPL=1 rather than promise persistence they cannot keep.  dir gets the
+ * directory (devices added live use it too), "" when there is none. */
+static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir, size_t dirlen)
 {
-	char dir[sizeof(((struct scsi_dev_params *)0)->pr_file_dir)];
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/pr", state_dir) >= sizeof(dir)) {
+	if ((size_t)snprintf(dir, dirlen, "%s/pr", state_dir) >= dirlen) {
 		tgt_log(LOG_WARNING, "state dir %s: path too long; APTPL disabled", state_dir);
+		dir[0] = '\0';
 		return;
 	}
 	if ((mkdir(state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
 		tgt_log(LOG_WARNING, "%s: %s; APTPL disabled", dir, strerror(errno));
+		dir[0] = '\0';
 		return;
 	}
 	for (unsigned i = 0; i < cfg->ndevices; i++)
@@ -438,8 +402,10 @@ static int run_daemon(const struct opts *o)
 	struct admin_srv *admin = NULL;
 	struct admin_info ai = {0};
 	struct diag d = {.file = o->config};
-	struct running r = {0};
+	static struct tgt_run run; /* the admin thread and SIGHUP share it */
 	struct tgt_config *cfg = NULL;
+	char pr_dir[sizeof(((struct scsi_dev_params *)0)->pr_file_dir)] = "";
+	char abs_config[PATH_MAX];
 	char pid_path[PATH_MAX + 256] = "";
 	int ready = -1, pid_fd = -1, sfd = -1, rc = 1;
 	bool core = false;
@@ -465,11 +431,15 @@ static int run_daemon(const struct opts *o)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	set_pr_dir(cfg, o->state_dir);
+	set_pr_dir(cfg, o->state_dir, pr_dir, sizeof(pr_dir));
 	if (tgt_config_open_devices(cfg, &d) != 0) {
 		summary(o, &d, NULL);
 		goto out;
 	}
+	/* reloads happen after the daemon changed to / */
+	if (!realpath(o->config, abs_config))
+		snprintf(abs_config, sizeof(abs_config), "%s", o->config);
+	tgt_run_init(&run, cfg, abs_config, pr_dir);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sfd < 0) {
 		tgt_log(LOG_ERR, "signalfd: %s", strerror(errno));
@@ -480,13 +450,9 @@ static int run_daemon(const struct opts *o)
 		goto out;
 	}
 	core = true;
-	if (start_transports(cfg, &r) != 0)
+	if (tgt_run_start(&run) != 0)
 		goto out;
-	ai = (struct admin_info){.cfg = cfg,
-				 .version = UTGTD_VERSION,
-				 .started = time(NULL),
-				 .drivers = r.drivers,
-				 .ndrivers = r.nstarted};
+	ai = (struct admin_info){.run = &run, .version = UTGTD_VERSION, .started = time(NULL)};
 	if (admin) {
 		char err[256];
 		if (admin_srv_serve(admin, &ai, err, sizeof(err)) != 0) {
@@ -511,18 +477,18 @@ static int run_daemon(const struct opts *o)
 			tgt_log(LOG_WARNING, "chdir /: %s", strerror(errno));
 		report_ready(&ready, true);
 	}
-	main_loop(sfd);
+	main_loop(sfd, &run);
 	admin_srv_stop(admin); /* before the transports: it reads their session tables */
 	admin = NULL;
-	stop_transports(&r); /* no new commands, in-flight ones completed */
-	rc = flush_devices(cfg) == 0 ? 0 : 1;
+	tgt_run_stop(&run); /* no new commands, in-flight ones completed */
+	rc = flush_devices(run.cfg) == 0 ? 0 : 1;
 out:
 	admin_srv_stop(admin);
-	stop_transports(&r);
+	tgt_run_stop(&run);
 	if (core)
 		scsi_core_shutdown();
 	report_ready(&ready, false);
-	tgt_config_free(cfg);
+	tgt_config_free(run.cfg ? run.cfg : cfg);
 	if (sfd >= 0)
 		close(sfd);
 	if (pid_fd >= 0) {

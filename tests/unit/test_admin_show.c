@@ -43,18 +43,33 @@ static void setup(void)
 	cr_assert_eq(tgt_config_open_devices(cfg, &d), 0, "%s", cap_dump(&cap));
 }
 
+static struct tgt_run run;
+
 static void teardown(void)
 {
 	tgt_config_free(cfg);
 }
 
+/* The running state of a daemon that started these drivers (fake transports allowed). */
+static struct tgt_run *running(const struct tgt_driver *const *drv, unsigned n)
+{
+	tgt_run_init(&run, cfg, "/etc/utgt/scst.conf", "");
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(run.drivers[i].name, sizeof(run.drivers[i].name), "%s", drv[i]->name);
+		run.drivers[i].tp = drv[i]->transport;
+	}
+	run.ndrivers = n;
+	return &run;
+}
+
 static struct tgt_jv *answer(const struct admin_info *ai, enum admin_cmd cmd)
 {
+	struct admin_req req = {.cmd = cmd};
 	struct tgt_json j;
 	size_t off = 0;
 
 	tgt_json_init(&j);
-	admin_answer(ai, cmd, &j);
+	admin_answer(ai, &req, &j);
 	cr_assert_not(j.oom);
 	struct tgt_jv *v = tgt_jread(j.buf, &off);
 	cr_assert_not_null(v, "not JSON at %zu: %s", off, j.buf);
@@ -67,9 +82,15 @@ TestSuite(admin_show, .init = setup, .fini = teardown);
 
 Test(admin_show, targets_drivers_portals_luns_groups)
 {
-	const struct tgt_driver *drv = &cfg->drivers[0];
-	struct admin_info ai = {.cfg = cfg, .version = "9.9", .drivers = &drv, .ndrivers = 1};
-	struct tgt_jv *v = answer(&ai, ADMIN_SHOW_TARGETS);
+	static const struct tgt_transport fake = {.driver = "iscsi"};
+	struct tgt_driver drv = cfg->drivers[0];
+	const struct tgt_driver *dp = &drv;
+	struct admin_info ai;
+	struct tgt_jv *v;
+
+	drv.transport = &fake;
+	ai = (struct admin_info){.run = running(&dp, 1), .version = "9.9"};
+	v = answer(&ai, ADMIN_SHOW_TARGETS);
 	const struct tgt_jv *d = &tgt_jv_get(v, "drivers")->kids[0];
 	const struct tgt_jv *t = &tgt_jv_get(d, "targets")->kids[0];
 	const struct tgt_jv *g = &tgt_jv_get(t, "groups")->kids[0];
@@ -89,7 +110,7 @@ Test(admin_show, targets_drivers_portals_luns_groups)
 	cr_assert_not(tgt_jv_bool(&tgt_jv_get(g, "luns")->kids[0], "read_only", true));
 	tgt_jv_free(v);
 
-	ai.ndrivers = 0; /* not started */
+	run.ndrivers = 0; /* not started */
 	v = answer(&ai, ADMIN_SHOW_TARGETS);
 	cr_assert_not(tgt_jv_bool(&tgt_jv_get(v, "drivers")->kids[0], "running", true));
 	tgt_jv_free(v);
@@ -97,7 +118,7 @@ Test(admin_show, targets_drivers_portals_luns_groups)
 
 Test(admin_show, devices_with_counters_and_totals)
 {
-	struct admin_info ai = {.cfg = cfg, .version = "9.9"};
+	struct admin_info ai = {.run = running(NULL, 0), .version = "9.9"};
 	struct scsi_dev *d0 = cfg->devices[0].dev, *d1 = cfg->devices[1].dev;
 
 	d0->stats = (struct scsi_io_stats){.cmds = 10,
@@ -144,11 +165,13 @@ static void fake_show(const struct tgt_driver *drv, struct tgt_json *j, struct s
 Test(admin_show, sessions_come_from_the_transport_op)
 {
 	static const struct tgt_transport fake = {.driver = "iscsi", .show_sessions = fake_show};
+	static const struct tgt_transport quiet = {.driver = "iscsi"};
 	struct tgt_driver drv = cfg->drivers[0];
 	const struct tgt_driver *dp = &drv;
-	struct admin_info ai = {.cfg = cfg, .version = "9.9", .drivers = &dp, .ndrivers = 1};
+	struct admin_info ai;
 
 	drv.transport = &fake;
+	ai = (struct admin_info){.run = running(&dp, 1), .version = "9.9"};
 	for (int i = 0; i < 2; i++) {
 		snprintf(fake_nx[i].initiator_name, sizeof(fake_nx[i].initiator_name),
 			 "iqn.2026-12.org.utgt:i%d", i);
@@ -175,7 +198,7 @@ Test(admin_show, sessions_come_from_the_transport_op)
 	cr_assert_eq(tgt_jv_u64(tot, "task_mgmt", 0), 4);
 	tgt_jv_free(v);
 
-	drv.transport = NULL; /* a driver without the op lists nothing */
+	run.drivers[0].tp = &quiet; /* a driver without the op lists nothing */
 	v = answer(&ai, ADMIN_SHOW_SESSIONS);
 	cr_assert_eq(tgt_jv_get(v, "sessions")->n, 0);
 	tgt_jv_free(v);
@@ -183,13 +206,15 @@ Test(admin_show, sessions_come_from_the_transport_op)
 
 Test(admin_show, version_and_errors)
 {
-	struct admin_info ai = {.cfg = cfg, .version = "9.9", .started = time(NULL) - 5};
+	struct admin_info ai = {.run = running(NULL, 0), .version = "9.9", .started = time(NULL) - 5};
 	struct tgt_jv *v = answer(&ai, ADMIN_VERSION);
 	struct tgt_json j;
 
 	cr_assert_str_eq(tgt_jv_str(v, "version", ""), "9.9");
 	cr_assert_eq(tgt_jv_u64(v, "pid", 0), (uint64_t)getpid());
 	cr_assert_geq(tgt_jv_u64(v, "uptime_s", 0), 5);
+	cr_assert_str_eq(tgt_jv_str(v, "config", ""), "/etc/utgt/scst.conf");
+	cr_assert_eq(tgt_jv_u64(v, "changes", 9), 0);
 	tgt_jv_free(v);
 	tgt_json_init(&j);
 	admin_error(&j, "bad \"thing\"");
