@@ -52,9 +52,11 @@ start_utgtd() {
 	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_LOG" 2>&1 &
 	UT_PID=$!
 	ILIB_PIDS+=("$UT_PID")
-	# a wait for the condition, bounded at 60 s (a loaded machine is slow to start a daemon)
+	# "serving" is logged last, after the portals listen and the admin socket is up; a wait
+	# for the condition, bounded at 60 s (a loaded machine is slow to start a daemon)
 	for _ in $(seq 600); do
-		grep -q "listening on 127.0.0.1:$UT_PORT" "$UT_LOG" 2>/dev/null && return 0
+		grep -q "listening on 127.0.0.1:$UT_PORT" "$UT_LOG" 2>/dev/null &&
+			grep -q "utgtd .* serving " "$UT_LOG" 2>/dev/null && return 0
 		kill -0 "$UT_PID" 2>/dev/null || break
 		sleep 0.1
 	done
