@@ -268,6 +268,46 @@ fi
 echo "-- hostile requests and memory over 200 changes"
 adm_err "expected KEY=VALUE, got 'frob'" add lun 9 frob
 adm_err "unknown object 'add spaceship' (device, target, driver, group, lun, initiator, tgroup)" add spaceship x
+adm_err "DEVICE rd0: 'lb_per_pb_exp' cannot change while the device is in use (LUN 0 of TARGET $TA (driver iscsi)): remove its LUNs first, or restart utgtd" set device rd0 lb_per_pb_exp=1
+# malformed or impossible changes: each refused by the daemon (exit 1, its message), none
+# applied, the daemon still serving the same state
+state0=$(adm show devices --json | norm; adm show targets --json | normt)
+changes0=$(adm version | grep -o '[0-9]* change(s)')
+bad_reqs=0
+while IFS= read -r req; do
+	eval "set -- $req"
+	out=$(adm "$@" 2>&1)
+	rc=$?
+	case $rc:$out in
+	"1:utgtadm: utgtd: "*) ;;
+	*) bad "'$req': rc $rc: $out"; bad_reqs=$((bad_reqs + 1)) ;;
+	esac
+done <<REQS
+add device x handler=ramdisk size_mb=-1
+add device x handler=ramdisk size_mb=99999999999999999999
+add device x handler=vcdrom filename=/nonexistent
+add device x handler=dev_disk
+add device $(printf 'x%.0s' $(seq 300)) handler=ramdisk size_mb=1
+add device rd0 handler=ramdisk size_mb=1
+set device rd1 HANDLER=x
+set device rd1 nosuchattr=1
+resize device rd1 size=1
+resize device rd1 size=-5
+add lun 99999999999999999 driver=iscsi target=$TA device=rd1
+add lun 5 driver=iscsi target=$TA device=nosuch
+add lun 5 driver=iscsi target=$TA device=rd1 read_only=7
+add lun 5 driver=iscsi target=$TA group=nosuch device=rd1
+set tgroup local dgroup=dg state=bogus
+set target $TA driver=iscsi rel_tgt_id=99999
+set target $TA driver=iscsi HeaderDigest=bogus
+close session abc
+reload /dev/zero
+write-config /nonexistent/dir/x.conf
+REQS
+[ $bad_reqs = 0 ] && ok "20 malformed or impossible requests: each refused with the daemon's message"
+[ "$(adm show devices --json | norm; adm show targets --json | normt)" = "$state0" ] &&
+	[ "$(adm version | grep -o '[0-9]* change(s)')" = "$changes0" ] &&
+	ok "none of them changed anything ($changes0 applied)" || bad "a refused request changed the state"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$UT_PID/status"; }
 for i in $(seq 20); do adm add lun 9 driver=iscsi target="$TA" device=rd1 >/dev/null; adm remove lun 9 driver=iscsi target="$TA" >/dev/null; done
 r0=$(rss)
