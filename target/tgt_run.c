@@ -108,6 +108,15 @@ static void keep_first(struct diag *d, bool error, int line, const char *msg)
 	f->have = true;
 }
 
+static unsigned count_targets(const struct tgt_config *c)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->ndrivers; i++)
+		n += c->drivers[i].ntargets;
+	return n;
+}
+
 int tgt_run_reload(struct tgt_run *run, const char *path, char *msg, size_t msglen)
 {
 	struct first_error fe = {.have = false};
@@ -118,6 +127,21 @@ int tgt_run_reload(struct tgt_run *run, const char *path, char *msg, size_t msgl
 		path = run->config_path;
 	d.file = path;
 	next = tgt_config_load(path, &d);
+	/* An empty or truncated file (an editor's crash, a full disk, the wrong path) loads
+	 * without error as "serve nothing"; applied, it would drop every initiator at once.
+	 * Emptying a running target is done on purpose, one del verb at a time. */
+	if (next && !next->ndevices && !count_targets(next) &&
+	    (run->cfg->ndevices || count_targets(run->cfg))) {
+		snprintf(msg, msglen,
+			 "%s describes no device and no target; reloading it would stop serving "
+			 "%u device(s) and %u target(s), so it is refused (the running "
+			 "configuration is unchanged; remove what you mean to with utgtadm's "
+			 "del verbs)",
+			 path, run->cfg->ndevices, count_targets(run->cfg));
+		tgt_log(LOG_ERR, "reload of %s refused: %s", path, msg);
+		tgt_config_free(next);
+		return -1;
+	}
 	if (!next || tgt_apply(run, next, &d, msg, msglen) != 0) {
 		snprintf(msg, msglen, "%s (%d error(s); the running configuration is unchanged)",
 			 fe.have ? fe.msg : "refused", d.errors ? d.errors : 1);

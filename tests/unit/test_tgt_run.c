@@ -2,6 +2,7 @@
  * with errors changes nothing and names FILE:LINE of the first), write-config output that
  * loads back, and a reload of what was written changing nothing that runs. */
 #include <criterion/criterion.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "target/tgt_run.h"
@@ -82,6 +83,27 @@ Test(tgt_run, a_file_with_errors_changes_nothing)
 	cr_assert_eq(tgt_run_reload(&run, "/nonexistent.conf", msg, sizeof(msg)), -1);
 	cr_assert_str_eq(msg, "/nonexistent.conf: cannot open: No such file or directory (1 "
 			      "error(s); the running configuration is unchanged)");
+}
+
+Test(tgt_run, an_empty_file_does_not_empty_a_running_target)
+{
+	struct tgt_config *before = run.cfg;
+	char msg[1024], want[600];
+
+	put_file("");
+	cr_assert_eq(tgt_run_reload(&run, NULL, msg, sizeof(msg)), -1);
+	snprintf(want, sizeof(want),
+		 "%s describes no device and no target; reloading it would stop serving 1 "
+		 "device(s) and 1 target(s), so it is refused (the running configuration is "
+		 "unchanged; remove what you mean to with utgtadm's del verbs)",
+		 path);
+	cr_assert_str_eq(msg, want);
+	put_file("# only a comment, as a truncated file may be\nsetup_id 0x1\n");
+	cr_assert_eq(tgt_run_reload(&run, NULL, msg, sizeof(msg)), -1);
+	cr_assert(strstr(msg, "describes no device and no target"), "%s", msg);
+	cr_assert_eq(run.cfg, before);
+	cr_assert_eq(run.changes, 0);
+	cr_assert_not_null(tgt_config_device(run.cfg, "d0"));
 }
 
 Test(tgt_run, write_config_loads_back_and_changes_nothing)
