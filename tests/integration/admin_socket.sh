@@ -122,14 +122,15 @@ if [ -x "$BENCH" ]; then
 	[ $((wb1 - wb0)) = $((16 * MiB)) ] && [ $((w1 - w0)) = 256 ] && ok "utgt-bench write 16m bs 64k: rd0 +256 writes, +16 MiB written" || bad "write: +$((w1 - w0)) cmds +$((wb1 - wb0)) bytes"
 	[ $((rb1 - rb0)) = $((8 * MiB)) ] && [ $((r1 - r0)) = 128 ] && ok "utgt-bench read 8m bs 64k: rd0 +128 reads, +8 MiB read" || bad "read: +$((r1 - r0)) cmds +$((rb1 - rb0)) bytes"
 	# a live session seen while it runs: its counters only grow.  Both looks wait for their
-	# condition instead of sleeping, and the run (20 s) outlasts them by far even on a loaded
+	# condition instead of sleeping (60 s each at most), and the run (120 s, stopped as soon as
+	# both are seen) outlasts them by far even on a loaded
 	# machine, where the 3 s run this had was a race: seen late, it could end between them.
-	"$BENCH" --name=t --filename="$U" --rw=randwrite --bs=4k --iodepth=4 --time_based --runtime=20 \
+	"$BENCH" --name=t --filename="$U" --rw=randwrite --bs=4k --iodepth=4 --time_based --runtime=120 \
 		--initiator-name=iqn.2026-12.org.utgt:live >"$UT_DIR/bench-t" 2>&1 &
 	b=$!
 	sel='.sessions[] | select(.initiator == "iqn.2026-12.org.utgt:live") | .counters.bytes_written'
-	for _ in $(seq 100); do v1=$(adm show sessions --json | jq "$sel"); [ -n "$v1" ] && [ "$v1" -gt 0 ] && break; sleep 0.1; done
-	for _ in $(seq 100); do v2=$(adm show sessions --json | jq "$sel"); [ -n "$v2" ] && [ -n "$v1" ] && [ "$v2" -gt "$v1" ] && break; sleep 0.1; done
+	for _ in $(seq 600); do v1=$(adm show sessions --json | jq "$sel"); [ -n "$v1" ] && [ "$v1" -gt 0 ] && break; sleep 0.1; done
+	for _ in $(seq 600); do v2=$(adm show sessions --json | jq "$sel"); [ -n "$v2" ] && [ -n "$v1" ] && [ "$v2" -gt "$v1" ] && break; sleep 0.1; done
 	# it has shown what it was started for: stop it (utgt-bench ends a run cleanly on SIGINT)
 	kill -INT $b 2>/dev/null
 	[ -n "$v1" ] && [ -n "$v2" ] && [ "$v2" -gt "$v1" ] && ok "a running utgt-bench session: bytes_written $v1 -> $v2" || bad "live session: '$v1' -> '$v2'"
