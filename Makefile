@@ -54,8 +54,8 @@ $(BUILD)/utgtd: $(call obj,target/utgtd_main.c) $(CORE_LIB)
 $(BUILD)/utgtadm: $(call obj,target/utgtadm_main.c) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,target/utgtadm_main.c) $(CORE_LIB) $(LIBS)
 
-# The tester takes all of its own code but only the target library's generic helpers it calls
-# (diagnostics, number parsing, address parsing; no archive-wide pull): it shares no protocol
+# The tester takes all of its own code but only the generic helpers it calls from the target
+# library (common/ diagnostics and number parsing, address parsing; no archive-wide pull): it shares no protocol
 # code with the target it measures (tests/integration/bench_independent.sh).
 $(BUILD)/utgt-bench: $(call obj,$(BENCH_MAINS)) $(BENCH_LIB) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(BENCH_MAINS)) $(call WHOLE,$(BENCH_LIB)) $(CORE_LIB) $(BENCH_LIBS) $(LIBS)

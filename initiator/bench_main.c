@@ -5,7 +5,7 @@
 #include "initiator/presets.h"
 #include "initiator/report.h"
 #include "initiator/runner.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 {
 	struct ub_bench b;
 	enum ub_preset preset;
-	struct ub_diag d = {0};
+	struct diag d = {0};
 	struct sigaction sa = {0};
 	FILE *out = stdout;
 	int rc;

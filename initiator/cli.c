@@ -2,7 +2,7 @@
 #include "initiator/cli.h"
 #include "initiator/iscsi_url.h"
 #include "initiator/units.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 #include <iscsi/iscsi.h>
 #include <stdio.h>
@@ -122,7 +122,7 @@ static bool ms_opt(const char *v, unsigned *out)
  * ISID differs): refused, so no sweep reports a "speedup" from it.  Other engines' targets
  * given twice word for word get a warning (SRP channels to one port are distinct), and are
  * refused with --sweep-paths. */
-static bool distinct_paths(struct ub_bench *b, struct ub_diag *d)
+static bool distinct_paths(struct ub_bench *b, struct diag *d)
 {
 	struct ub_iscsi_url u, v;
 	char e[128];
@@ -135,20 +135,20 @@ static bool distinct_paths(struct ub_bench *b, struct ub_diag *d)
 				if (strcasecmp(u.host, v.host) || u.port != v.port ||
 				    strcasecmp(u.target, v.target))
 					continue;
-				ub_diag_error(d, 0,
+				diag_error(d, 0,
 					      "--paths: paths %u and %u both reach portal %s target %s: "
 					      "the same path twice, not two paths",
 					      k, i, u.portal, u.target);
 				ok = false;
 			} else if (!strcmp(b->paths[i], b->paths[k])) {
 				if (b->nsweep) {
-					ub_diag_error(d, 0,
+					diag_error(d, 0,
 						      "--paths: paths %u and %u are the same target; "
 						      "--sweep-paths would measure one path twice",
 						      k, i);
 					ok = false;
 				} else {
-					ub_diag_warn(d, 0, "--paths: paths %u and %u are the same target",
+					diag_warn(d, 0, "--paths: paths %u and %u are the same target",
 						     k, i);
 				}
 			}
@@ -156,7 +156,7 @@ static bool distinct_paths(struct ub_bench *b, struct ub_diag *d)
 	return ok;
 }
 
-static bool add_paths(struct ub_bench *b, const char *v, struct ub_diag *d)
+static bool add_paths(struct ub_bench *b, const char *v, struct diag *d)
 {
 	const char *p = v;
 
@@ -165,7 +165,7 @@ static bool add_paths(struct ub_bench *b, const char *v, struct ub_diag *d)
 		size_t n = c ? (size_t)(c - p) : strlen(p);
 		if (n) {
 			if (b->npaths == UB_MAX_PATHS) {
-				ub_diag_error(d, 0, "--paths: at most %d paths", UB_MAX_PATHS);
+				diag_error(d, 0, "--paths: at most %d paths", UB_MAX_PATHS);
 				return false;
 			}
 			b->paths[b->npaths] = strndup(p, n);
@@ -176,13 +176,13 @@ static bool add_paths(struct ub_bench *b, const char *v, struct ub_diag *d)
 		p = c ? c + 1 : p + n;
 	}
 	if (!b->npaths) {
-		ub_diag_error(d, 0, "--paths: no path given");
+		diag_error(d, 0, "--paths: no path given");
 		return false;
 	}
 	return true;
 }
 
-static bool sweep_list(struct ub_bench *b, const char *v, struct ub_diag *d)
+static bool sweep_list(struct ub_bench *b, const char *v, struct diag *d)
 {
 	char *dup = strdup(v), *save = NULL, *tok;
 	bool ok = true;
@@ -193,7 +193,7 @@ static bool sweep_list(struct ub_bench *b, const char *v, struct ub_diag *d)
 		uint64_t n;
 		if (!ub_parse_uint(tok, &n) || !n || n > UB_MAX_PATHS ||
 		    b->nsweep == UB_MAX_PATHS) {
-			ub_diag_error(d, 0, "--sweep-paths: bad path count '%s'", tok);
+			diag_error(d, 0, "--sweep-paths: bad path count '%s'", tok);
 			ok = false;
 		} else {
 			b->sweep[b->nsweep++] = (unsigned)n;
@@ -201,7 +201,7 @@ static bool sweep_list(struct ub_bench *b, const char *v, struct ub_diag *d)
 	}
 	free(dup);
 	if (ok && !b->nsweep) {
-		ub_diag_error(d, 0, "--sweep-paths: empty list");
+		diag_error(d, 0, "--sweep-paths: empty list");
 		ok = false;
 	}
 	return ok;
@@ -236,7 +236,7 @@ static bool output_formats(const char *v, unsigned *fmt)
 
 /* 1: handled, 0: not a bench option, -1: bad value (reported). */
 static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key, const char *v,
-		     struct ub_diag *d)
+		     struct diag *d)
 {
 	char k[64];
 	size_t i;
@@ -248,7 +248,7 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 	k[i] = '\0';
 #define NEED_VAL                                                                                   \
 	if (!v || !*v) {                                                                           \
-		ub_diag_error(d, 0, "--%s needs a value", key);                                       \
+		diag_error(d, 0, "--%s needs a value", key);                                       \
 		return -1;                                                                         \
 	}
 	if (!strcmp(k, "help")) {
@@ -328,13 +328,13 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 		return 0;
 	}
 	if (!ok) {
-		ub_diag_error(d, 0, "--%s: invalid value '%s'", key, v ? v : "");
+		diag_error(d, 0, "--%s: invalid value '%s'", key, v ? v : "");
 		return -1;
 	}
 	return 1;
 }
 
-static bool apply(struct ub_job *j, const char *key, const char *val, struct ub_diag *d)
+static bool apply(struct ub_job *j, const char *key, const char *val, struct diag *d)
 {
 	char err[256];
 
@@ -342,10 +342,10 @@ static bool apply(struct ub_job *j, const char *key, const char *val, struct ub_
 	case UB_OPT_OK:
 		return true;
 	case UB_OPT_IGNORED:
-		ub_diag_warn(d, 0, "%s", err);
+		diag_warn(d, 0, "%s", err);
 		return true;
 	default:
-		ub_diag_error(d, 0, "--%s: %s", key, err);
+		diag_error(d, 0, "--%s: %s", key, err);
 		return false;
 	}
 }
@@ -375,7 +375,7 @@ static bool find_job(const struct ub_joblist *l, const char *name, unsigned befo
 
 /* Options given before the first --name override what job files and presets say. */
 static bool apply_globals(struct ub_job *j, const struct kv *g, unsigned n, enum ub_preset p,
-			  struct ub_diag *d)
+			  struct diag *d)
 {
 	for (unsigned k = 0; k < n; k++)
 		if (ub_preset_override_ok(p, g[k].key) && !apply(j, g[k].key, g[k].val, d))
@@ -383,7 +383,7 @@ static bool apply_globals(struct ub_job *j, const struct kv *g, unsigned n, enum
 	return true;
 }
 
-bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset, struct ub_diag *d)
+bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset, struct diag *d)
 {
 	struct kv *glob = calloc((size_t)argc + 1, sizeof(*glob));
 	unsigned nglob = 0;
@@ -420,7 +420,7 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			const char *eq = strchr(a, '=');
 			size_t n = eq ? (size_t)(eq - a) : strlen(a);
 			if (n >= sizeof(key) || !n) {
-				ub_diag_error(d, 0, "bad option '%s'", argv[i]);
+				diag_error(d, 0, "bad option '%s'", argv[i]);
 				ok = false;
 				break;
 			}
@@ -436,13 +436,13 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 		if (r > 0)
 			continue;
 		if (!ub_job_is_option(key)) {
-			ub_diag_error(d, 0, "unknown option '--%s' (see --help)", key);
+			diag_error(d, 0, "unknown option '--%s' (see --help)", key);
 			ok = false;
 			break;
 		}
 		if (!strcmp(key, "name")) {
 			if (!val || !*val) {
-				ub_diag_error(d, 0, "--name needs a value");
+				diag_error(d, 0, "--name needs a value");
 				ok = false;
 				break;
 			}
@@ -522,14 +522,14 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 		if (!ub_job_validate(&b->jobs.jobs[i], !b->parse_only, err, sizeof(err))) {
 			d->file =
 			    b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
-			ub_diag_error(d, b->jobs.jobs[i].line, "%s", err);
+			diag_error(d, b->jobs.jobs[i].line, "%s", err);
 			ok = false;
 		}
 	}
 	for (unsigned i = 0; b->jobs.n && d->errors == 0 && i < b->jobs.n; i++)
 		if (b->jobs.jobs[i].wait_for[0] && !find_job(&b->jobs, b->jobs.jobs[i].wait_for, i)) {
 			d->file = b->jobs.jobs[i].origin[0] ? b->jobs.jobs[i].origin : "command line";
-			ub_diag_error(d, b->jobs.jobs[i].line,
+			diag_error(d, b->jobs.jobs[i].line,
 				      "job '%s': wait_for=%s names no job defined before it",
 				      b->jobs.jobs[i].name, b->jobs.jobs[i].wait_for);
 			ok = false;
@@ -539,7 +539,7 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 	if (ok && b->nsweep) {
 		for (unsigned i = 0; i < b->nsweep; i++)
 			if (b->sweep[i] > b->npaths) {
-				ub_diag_error(d, 0,
+				diag_error(d, 0,
 					   "--sweep-paths asks for %u paths but --paths gives %u",
 					   b->sweep[i], b->npaths);
 				ok = false;
@@ -547,7 +547,7 @@ bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *pre
 			}
 	}
 	if (ok && !b->jobs.n && !b->show_help && !b->show_version) {
-		ub_diag_error(d, 0, "no job given (a job file, --name=..., options, or --preset)");
+		diag_error(d, 0, "no job given (a job file, --name=..., options, or --preset)");
 		ok = false;
 	}
 	ub_joblist_free(&cli);

@@ -9,11 +9,11 @@
 
 #include <stdio.h>
 
-struct ub_diag;
+struct diag;
 
 /* Fills b (ub_bench_defaults() first).  false after reporting the problem through d. */
 bool ub_cli_parse(int argc, char **argv, struct ub_bench *b, enum ub_preset *preset,
-		  struct ub_diag *d);
+		  struct diag *d);
 void ub_cli_usage(FILE *f);
 
 #endif

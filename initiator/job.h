@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ub_diag;
+struct diag;
 
 enum ub_rw {
 	UB_RW_READ,
@@ -219,8 +219,8 @@ void ub_joblist_free(struct ub_joblist *l);
  * to out; the [global] state persists in *global so callers can continue with more text.
  * Every bad line is reported through d; false when there was any. */
 bool ub_jobfile_parse(const char *text, const char *name, struct ub_job *global,
-		      struct ub_joblist *out, struct ub_diag *d);
+		      struct ub_joblist *out, struct diag *d);
 bool ub_jobfile_load(const char *path, struct ub_job *global, struct ub_joblist *out,
-		     struct ub_diag *d);
+		     struct diag *d);
 
 #endif

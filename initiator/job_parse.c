@@ -3,7 +3,7 @@
  * environment's value; "include FILE" reads another file (relative to this one); "\:" is a
  * colon in a value (fio's escape in file names).  Every rejected line is reported as
  * "file:line: reason" and parsing goes on, so one run shows every problem of a file. */
-#include "initiator/diag.h"
+#include "common/diag.h"
 #include "initiator/job.h"
 
 #include <ctype.h>
@@ -22,7 +22,7 @@ struct pstate {
 	struct ub_job *cur;
 	bool cur_is_global;
 	struct ub_joblist *out;
-	struct ub_diag *d;
+	struct diag *d;
 	int depth;
 	/* an ignored option is worth one warning per file, not one per section */
 	char warned[MAX_WARNED][48];
@@ -127,7 +127,7 @@ static void warn_once(struct pstate *ps, int lineno, const char *key, const char
 			return;
 	if (ps->nwarned < MAX_WARNED)
 		snprintf(ps->warned[ps->nwarned++], sizeof(ps->warned[0]), "%s", key);
-	ub_diag_warn(ps->d, lineno, "%s", msg);
+	diag_warn(ps->d, lineno, "%s", msg);
 }
 
 static bool section(struct pstate *ps, char *s, int lineno)
@@ -135,17 +135,17 @@ static bool section(struct pstate *ps, char *s, int lineno)
 	char *rb = strchr(s, ']'), *key;
 
 	if (!rb) {
-		ub_diag_error(ps->d, lineno, "unterminated section header '%s'", s);
+		diag_error(ps->d, lineno, "unterminated section header '%s'", s);
 		return false;
 	}
 	if (*trim(rb + 1)) {
-		ub_diag_error(ps->d, lineno, "text after section header '%s'", s);
+		diag_error(ps->d, lineno, "text after section header '%s'", s);
 		return false;
 	}
 	*rb = '\0';
 	key = trim(s + 1);
 	if (!*key) {
-		ub_diag_error(ps->d, lineno, "empty section name");
+		diag_error(ps->d, lineno, "empty section name");
 		return false;
 	}
 	if (!strcmp(key, "global")) {
@@ -154,13 +154,13 @@ static bool section(struct pstate *ps, char *s, int lineno)
 		return true;
 	}
 	if (strlen(key) >= sizeof(ps->global->name)) {
-		ub_diag_error(ps->d, lineno, "section name too long");
+		diag_error(ps->d, lineno, "section name too long");
 		return false;
 	}
 	ps->cur = ub_joblist_add(ps->out, ps->global);
 	ps->cur_is_global = false;
 	if (!ps->cur) {
-		ub_diag_error(ps->d, lineno, "out of memory");
+		diag_error(ps->d, lineno, "out of memory");
 		return false;
 	}
 	strcpy(ps->cur->name, key);
@@ -174,11 +174,11 @@ static bool include(struct pstate *ps, const char *arg, int lineno)
 	char path[1024], dir[1024];
 
 	if (!*arg) {
-		ub_diag_error(ps->d, lineno, "include needs a file name");
+		diag_error(ps->d, lineno, "include needs a file name");
 		return false;
 	}
 	if (ps->depth >= MAX_INCLUDE_DEPTH) {
-		ub_diag_error(ps->d, lineno, "include nested more than %d deep", MAX_INCLUDE_DEPTH);
+		diag_error(ps->d, lineno, "include nested more than %d deep", MAX_INCLUDE_DEPTH);
 		return false;
 	}
 	snprintf(dir, sizeof(dir), "%s", ps->name);
@@ -204,22 +204,22 @@ static bool option(struct pstate *ps, char *s, int lineno)
 		val = NULL;
 	}
 	if (!*key) {
-		ub_diag_error(ps->d, lineno, "missing option name before '='");
+		diag_error(ps->d, lineno, "missing option name before '='");
 		return false;
 	}
 	for (char *p = key; *p; p++)
 		if (isspace((unsigned char)*p)) {
-			ub_diag_error(ps->d, lineno, "malformed line '%s' (expected key=value)", key);
+			diag_error(ps->d, lineno, "malformed line '%s' (expected key=value)", key);
 			return false;
 		}
 	if (val) {
 		if (!expand_env(val, val_buf, sizeof(val_buf), missing, sizeof(missing))) {
-			ub_diag_error(ps->d, lineno, "%s: environment variable %s is not set", key,
+			diag_error(ps->d, lineno, "%s: environment variable %s is not set", key,
 				      missing);
 			return false;
 		}
 		if (!strcmp(key, "filename") && several_files(val_buf)) {
-			ub_diag_error(ps->d, lineno,
+			diag_error(ps->d, lineno,
 				      "filename: '%s' names several files (':' separates them; "
 				      "write '\\:' for a colon); a job takes one LU",
 				      val_buf);
@@ -236,7 +236,7 @@ static bool option(struct pstate *ps, char *s, int lineno)
 		return true;
 	default:
 		ps->d->file = cur_file;
-		ub_diag_error(ps->d, lineno, "%s", err);
+		diag_error(ps->d, lineno, "%s", err);
 		return false;
 	}
 }
@@ -248,7 +248,7 @@ static bool parse_line(struct pstate *ps, char *s, int lineno)
 	if (!strncmp(s, "include", 7) && isspace((unsigned char)s[7]))
 		return include(ps, trim(s + 7), lineno);
 	if (!ps->cur) {
-		ub_diag_error(ps->d, lineno, "option '%s' outside of any [section]", s);
+		diag_error(ps->d, lineno, "option '%s' outside of any [section]", s);
 		return false;
 	}
 	return option(ps, s, lineno);
@@ -268,7 +268,7 @@ static bool parse_text(const char *text, struct pstate *ps)
 		char *line = malloc(n + 1), *s;
 
 		if (!line) {
-			ub_diag_error(ps->d, lineno, "out of memory");
+			diag_error(ps->d, lineno, "out of memory");
 			ok = false;
 			break;
 		}
@@ -288,14 +288,14 @@ static bool parse_text(const char *text, struct pstate *ps)
 }
 
 bool ub_jobfile_parse(const char *text, const char *name, struct ub_job *global,
-		      struct ub_joblist *out, struct ub_diag *d)
+		      struct ub_joblist *out, struct diag *d)
 {
 	struct pstate ps = {.name = name, .global = global, .out = out, .d = d};
 
 	return parse_text(text, &ps);
 }
 
-static char *read_all(const char *path, struct ub_diag *d, int lineno, const char *from)
+static char *read_all(const char *path, struct diag *d, int lineno, const char *from)
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;
@@ -306,10 +306,10 @@ static char *read_all(const char *path, struct ub_diag *d, int lineno, const cha
 		const char *saved = d->file;
 		d->file = from ? from : path;
 		if (from)
-			ub_diag_error(d, lineno, "cannot open included file %s: %s", path,
+			diag_error(d, lineno, "cannot open included file %s: %s", path,
 				      strerror(errno));
 		else
-			ub_diag_error(d, 0, "cannot open job file: %s", strerror(errno));
+			diag_error(d, 0, "cannot open job file: %s", strerror(errno));
 		d->file = saved;
 		return NULL;
 	}
@@ -335,7 +335,7 @@ static char *read_all(const char *path, struct ub_diag *d, int lineno, const cha
 	if (memchr(text, '\0', len)) {
 		const char *saved = d->file;
 		d->file = path;
-		ub_diag_error(d, 0, "binary data in job file");
+		diag_error(d, 0, "binary data in job file");
 		d->file = saved;
 		free(text);
 		return NULL;
@@ -370,7 +370,7 @@ static bool load(const char *path, struct pstate *ps, int lineno)
 }
 
 bool ub_jobfile_load(const char *path, struct ub_job *global, struct ub_joblist *out,
-		     struct ub_diag *d)
+		     struct diag *d)
 {
 	struct pstate ps = {.name = path, .global = global, .out = out, .d = d};
 

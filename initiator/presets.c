@@ -1,7 +1,7 @@
 /* Preset job lists. */
 #include "initiator/presets.h"
 #include "initiator/units.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,7 +72,7 @@ static bool add(struct ub_joblist *out, const struct ub_job *base, const char *n
 }
 
 bool ub_preset_jobs(enum ub_preset p, const struct ub_job *base, struct ub_joblist *out,
-		    struct ub_diag *d)
+		    struct diag *d)
 {
 	struct ub_job b = *base;
 
@@ -126,7 +126,7 @@ bool ub_preset_jobs(enum ub_preset p, const struct ub_job *base, struct ub_jobli
 		return true;
 	}
 	}
-	ub_diag_error(d, 0, "unknown preset");
+	diag_error(d, 0, "unknown preset");
 	return false;
 }
 

@@ -5,7 +5,7 @@
 
 #include "initiator/job.h"
 
-struct ub_diag;
+struct diag;
 
 enum ub_preset { UB_PRESET_NONE, UB_PRESET_CDM, UB_PRESET_SEED_RBD, UB_PRESET_RADOS };
 
@@ -15,7 +15,7 @@ extern const char ub_seed_rbd_template[];
  * line's global options on top (for cdm only those that do not define the test). */
 bool ub_preset_override_ok(enum ub_preset p, const char *key);
 bool ub_preset_jobs(enum ub_preset p, const struct ub_job *base, struct ub_joblist *out,
-		    struct ub_diag *d);
+		    struct diag *d);
 /* Test size CDM uses (1 GiB unless size= was given). */
 uint64_t ub_cdm_test_size(const struct ub_job *base);
 

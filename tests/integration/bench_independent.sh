@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # suite-timeout: 60
 # utgt-bench shares no protocol code with the target it measures: every global function in
-# the binary is its own (ub_ prefix) or one of the target library's generic helpers listed
-# here (diagnostics, number and address parsing).  A call into the SCSI core, an iSCSI or SRP
+# the binary is its own (ub_ prefix) or one of the generic helpers listed here (common/diag.c,
+# common/parse.c, the RDMA address parser).  A call into the SCSI core, an iSCSI or SRP
 # encoder or any other target module would make a layout mistake symmetric and invisible, so
 # it fails here with the symbol's name.
 set -u

@@ -9,11 +9,11 @@
 #include <iscsi/iscsi.h>
 
 #include "initiator/cli.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 static char lasterr[512];
 
-static void capture(struct ub_diag *d, bool error, int line, const char *msg)
+static void capture(struct diag *d, bool error, int line, const char *msg)
 {
 	(void)line;
 	if (error && !lasterr[0])
@@ -22,7 +22,7 @@ static void capture(struct ub_diag *d, bool error, int line, const char *msg)
 
 static bool run(struct ub_bench *b, enum ub_preset *p, int argc, char **argv)
 {
-	struct ub_diag d = {.emit = capture};
+	struct diag d = {.emit = capture};
 
 	lasterr[0] = '\0';
 	ub_bench_defaults(b);

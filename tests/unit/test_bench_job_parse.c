@@ -9,7 +9,7 @@
 
 #include "initiator/job.h"
 #include "initiator/presets.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 struct captured {
 	int line;
@@ -20,7 +20,7 @@ struct captured {
 	char warn[512];
 };
 
-static void capture(struct ub_diag *d, bool error, int line, const char *msg)
+static void capture(struct diag *d, bool error, int line, const char *msg)
 {
 	struct captured *c = d->priv;
 
@@ -40,7 +40,7 @@ static void capture(struct ub_diag *d, bool error, int line, const char *msg)
 
 static bool parse(const char *text, struct ub_joblist *l, struct captured *c)
 {
-	struct ub_diag d = {.emit = capture, .priv = c};
+	struct diag d = {.emit = capture, .priv = c};
 	struct ub_job g;
 
 	memset(c, 0, sizeof(*c));
@@ -148,7 +148,7 @@ Test(bench_job_parse, load_reports_missing_file_and_binary)
 {
 	struct ub_joblist l = {0};
 	struct captured c = {0};
-	struct ub_diag d = {.emit = capture, .priv = &c};
+	struct diag d = {.emit = capture, .priv = &c};
 	struct ub_job g;
 	char path[] = "/tmp/ub-job-XXXXXX";
 	int fd = mkstemp(path);
@@ -238,7 +238,7 @@ Test(bench_job_parse, include_reads_a_file_beside_this_one)
 	char dir[] = "/tmp/ub-inc-XXXXXX", main_p[300], inc_p[300];
 	struct ub_joblist l = {0};
 	struct captured c;
-	struct ub_diag d = {.emit = capture, .priv = &c};
+	struct diag d = {.emit = capture, .priv = &c};
 	struct ub_job g;
 	FILE *f;
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "initiator/presets.h"
-#include "initiator/diag.h"
+#include "common/diag.h"
 
 Test(bench_presets, names)
 {
@@ -36,7 +36,7 @@ Test(bench_presets, cdm_is_crystaldiskmarks_default_profile)
 	};
 	struct ub_joblist l = {0};
 	struct ub_job base;
-	struct ub_diag d = {0};
+	struct diag d = {0};
 
 	ub_job_defaults(&base);
 	cr_assert(ub_preset_jobs(UB_PRESET_CDM, &base, &l, &d));
@@ -69,7 +69,7 @@ Test(bench_presets, rados_and_seed)
 {
 	struct ub_joblist l = {0};
 	struct ub_job base;
-	struct ub_diag d = {0};
+	struct diag d = {0};
 
 	ub_job_defaults(&base);
 	cr_assert(ub_preset_jobs(UB_PRESET_RADOS, &base, &l, &d));

@@ -1,49 +1,11 @@
-/* Diagnostics sink and strict number parsing shared by every configuration reader. */
-#include "scsi/attr.h"
+/* Strict number and boolean parsing (common/parse.h). */
+#include "common/parse.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static void diag_vemit(struct diag *d, bool error, int line, const char *fmt, va_list ap)
-{
-	char msg[512];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (error)
-		d->errors++;
-	else
-		d->warnings++;
-	if (d->emit) {
-		d->emit(d, error, line, msg);
-		return;
-	}
-	if (line > 0)
-		fprintf(stderr, "%s:%d: %s: %s\n", d->file ? d->file : "<config>", line,
-			error ? "error" : "warning", msg);
-	else
-		fprintf(stderr, "%s: %s: %s\n", d->file ? d->file : "<config>",
-			error ? "error" : "warning", msg);
-}
-
-void diag_error(struct diag *d, int line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vemit(d, true, line, fmt, ap);
-	va_end(ap);
-}
-
-void diag_warn(struct diag *d, int line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vemit(d, false, line, fmt, ap);
-	va_end(ap);
-}
 
 bool parse_u64(const char *s, uint64_t *out)
 {

@@ -1,0 +1,20 @@
+/* Strict number and boolean parsing (common/parse.c). */
+#include <criterion/criterion.h>
+
+#include "common/parse.h"
+
+Test(parse, numbers_and_booleans_strictly)
+{
+	uint64_t v;
+	bool b;
+
+	cr_assert(parse_u64("0x10", &v) && v == 16);
+	cr_assert_not(parse_u64("-1", &v));
+	cr_assert_not(parse_u64("18446744073709551616", &v), "overflow");
+	cr_assert_not(parse_u64("12 ", &v));
+	cr_assert(parse_size("4K", &v) && v == 4096);
+	cr_assert_not(parse_size("17179869184T", &v), "overflow with the suffix");
+	cr_assert(parse_bool("On", &b) && b);
+	cr_assert(parse_bool("n", &b) && !b);
+	cr_assert_not(parse_bool("maybe", &b));
+}
