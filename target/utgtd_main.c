@@ -33,6 +33,7 @@
 #include "target/admin.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
+#include "target/tgt_notify.h"
 #include "target/tgt_run.h"
 
 #define UTGTD_VERSION	"0.1.0"
@@ -477,7 +478,10 @@ static int run_daemon(const struct opts *o)
 			tgt_log(LOG_WARNING, "chdir /: %s", strerror(errno));
 		report_ready(&ready, true);
 	}
+	if (tgt_notify("READY=1\nSTATUS=serving") < 0)
+		tgt_log(LOG_WARNING, "sd_notify READY: %s", strerror(errno));
 	main_loop(sfd, &run);
+	tgt_notify("STOPPING=1");
 	admin_srv_stop(admin); /* before the transports: it reads their session tables */
 	admin = NULL;
 	tgt_run_stop(&run); /* no new commands, in-flight ones completed */
