@@ -73,7 +73,8 @@ static void usage(FILE *out)
 	    "  -V, --version         print the version\n"
 	    "  -h, --help            this help\n"
 	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP re-reads the\n"
-	    "configuration file and applies the difference (a file with errors changes nothing).\n",
+	    "configuration file and applies the difference (a file with errors changes nothing).\n"
+	    "See utgtd(8) and utgt-scst.conf(5).\n",
 	    DEFAULT_WORKERS);
 }
 
