@@ -155,3 +155,56 @@ lab: deps
 lab-quick: deps
 	$(MAKE) all $(LAB_DELAY)
 	BUILD=$(BUILD) scripts/lab/campaign.sh --quick
+
+# ---- installation (docs/install.md) ----
+# `make install DESTDIR=/tmp/stage PREFIX=/usr` stages everything; DESTDIR is prepended to every
+# path.  The configuration and state paths are the daemon's compiled-in defaults (/etc/utgt,
+# /var/lib/utgt), so they do not follow PREFIX.  An existing /etc/utgt/scst.conf is never
+# overwritten.  SYSTEMDUNITDIR: Debian 12 packages use /lib/systemd/system (debian/rules).
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+SBINDIR        ?= $(PREFIX)/sbin
+MANDIR         ?= $(PREFIX)/share/man
+DOCDIR         ?= $(PREFIX)/share/doc/utgt
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR     ?= /etc
+STATEDIR       ?= /var/lib/utgt
+INSTALL        ?= install
+MAN8 := man/utgtd.8 man/utgtadm.8
+MAN1 := man/utgt-bench.1
+MAN5 := man/utgt-scst.conf.5
+DOC_EXAMPLES := $(wildcard conf/*.conf) conf/README.md
+
+.PHONY: install install-bin install-data uninstall
+install: install-bin install-data
+
+install-bin: all
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(BUILD)/utgtd $(BUILD)/utgtadm $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0755 $(BUILD)/utgt-bench $(DESTDIR)$(BINDIR)/
+
+install-data:
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -d $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0644 $(DOC_EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g; s|@STATEDIR@|$(STATEDIR)|g' \
+	  dist/utgtd.service.in >$(DESTDIR)$(SYSTEMDUNITDIR)/utgtd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/utgtd.service
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/utgt
+	[ -e $(DESTDIR)$(SYSCONFDIR)/utgt/scst.conf ] || \
+	  $(INSTALL) -m 0644 dist/scst.conf $(DESTDIR)$(SYSCONFDIR)/utgt/scst.conf
+	$(INSTALL) -d -m 0700 $(DESTDIR)$(STATEDIR)
+
+# Removes what install put there except the configuration (an administrator's file) and the
+# state directory (APTPL reservations): both are left, as dpkg's remove (not purge) does.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/utgtd $(DESTDIR)$(SBINDIR)/utgtadm $(DESTDIR)$(BINDIR)/utgt-bench
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	  $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
+	  $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/utgtd.service
+	rm -rf $(DESTDIR)$(DOCDIR)

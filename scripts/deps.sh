@@ -2,7 +2,7 @@
 # Install every Debian package utgt needs to build, test and demo.  Idempotent; silent when
 # nothing is missing.  Needs root (or sudo) only when something must be installed.
 # `scripts/deps.sh vm` also installs VM_PKGS, what the qemu guest tests need (make vm-image,
-# make vmtest); plain `make` stays light.
+# make vmtest), `scripts/deps.sh deb` DEB_PKGS (make deb); plain `make` stays light.
 set -euo pipefail
 
 PKGS=(
@@ -20,6 +20,7 @@ PKGS=(
 	jq                        # utgt-bench integration tests read its JSON reports
 	fio fio-examples          # utgt-bench's fio compatibility: fio's job files, tools, numbers
 	python3-six               # fio2gnuplot and fio_jsonplus_clat2csv import it; fio does not depend on it
+	systemd man-db groff-base # tests/integration/install.sh: systemd-analyze verify, man --warnings
 )
 
 # The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
@@ -27,7 +28,12 @@ VM_PKGS=(
 	qemu-system-x86 qemu-utils debootstrap busybox-static cpio kmod e2fsprogs xz-utils
 	xorriso # tests/vm/vcdrom.sh: the ISO image the fixture serves
 )
+# `make deb` (dpkg-buildpackage -us -uc -b, checked with lintian): `scripts/deps.sh deb`.
+DEB_PKGS=(
+	dpkg-dev debhelper fakeroot lintian
+)
 [ "${1:-}" = vm ] && PKGS+=("${VM_PKGS[@]}")
+[ "${1:-}" = deb ] && PKGS+=("${DEB_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do
