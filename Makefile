@@ -6,7 +6,7 @@ BUILD    ?= build
 OPT      ?= -O2
 SAN      ?=
 CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -pthread -I. $(SAN) $(EXTRA_CFLAGS)
-LDFLAGS  := -pthread $(SAN)
+LDFLAGS  := -pthread $(SAN) $(EXTRA_LDFLAGS)
 LIBS     := -luring -lisal -lcrypto -lm -libverbs -lrdmacm
 BENCH_LIBS := -liscsi -luring -lm
 TEST_LIBS  := -lcriterion
@@ -175,7 +175,7 @@ MAN1 := man/utgt-bench.1
 MAN5 := man/utgt-scst.conf.5
 DOC_EXAMPLES := $(wildcard conf/*.conf) conf/README.md
 
-.PHONY: install install-bin install-data uninstall
+.PHONY: install install-bin install-data uninstall deb
 install: install-bin install-data
 
 install-bin: all
@@ -208,3 +208,13 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/utgtd.service
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# Debian packages utgt_*.deb and utgt-bench_*.deb (debian/), built by dpkg-buildpackage from a
+# copy of the tracked files (a clean tree, whatever is built here) in $(BUILD)/deb/src, then
+# checked with lintian.  The .debs land in $(BUILD)/deb/.
+deb:
+	@scripts/deps.sh deb
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	git ls-files -z | tar -c --null -T - | tar -x -C $(BUILD)/deb/src
+	cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b -j2
+	lintian --fail-on error $(BUILD)/deb/*.changes
