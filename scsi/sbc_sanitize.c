@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/ut_log.h"
 #include "scsi/sbc.h"
 
 enum {
@@ -182,8 +183,8 @@ static void *sanitize_thread(void *arg)
 	dev->sanitize_ause = j->ause;
 	pthread_mutex_unlock(&dev->lock);
 	if (st != BS_OK)
-		fprintf(stderr, "utgt: %s: SANITIZE failed (status %d): failure mode\n",
-			dev->p.name, (int)st);
+		ut_log(LOG_ERR, "%s: SANITIZE failed (backstore status %d): failure mode", dev->p.name,
+		       (int)st);
 	t = take_task(j);
 	free(j);
 	if (t)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/ut_log.h"
 #include "scsi/sbc.h"
 
 struct immed_flush {
@@ -30,8 +31,8 @@ static void sync_immed_done(struct bs_io *io, enum bs_status st)
 	struct scsi_dev *dev = f->dev;
 
 	if (st != BS_OK)
-		fprintf(stderr, "utgt: %s: SYNCHRONIZE CACHE (IMMED) flush failed: status %d\n",
-			dev->p.name, (int)st);
+		UT_LOG_RL(LOG_ERR, "%s: SYNCHRONIZE CACHE (IMMED) flush failed: backstore status %d",
+			  dev->p.name, (int)st);
 	free(f);
 	sbc_rangelock_unhold(dev); /* last: the LU may be torn down right after */
 }

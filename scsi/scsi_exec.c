@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ut_log.h"
 #include "scsi/scsi_core.h"
 #include "scsi/scsi_srcu.h"
 
@@ -103,8 +104,8 @@ void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr)
 	bool aborted = false, tas = false;
 
 	if (t->core.flags & TF_DONE) {
-		fprintf(stderr, "utgt: BUG: task %#llx completed twice (%s)\n",
-			(unsigned long long)t->tag, scsi_sr_info(sr)->name);
+		UT_LOG_RL(LOG_CRIT, "BUG: task %#llx completed twice (%s)", (unsigned long long)t->tag,
+			  scsi_sr_info(sr)->name);
 		return;
 	}
 	t->core.flags |= TF_DONE;

@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/ut_log.h"
 #include "scsi/scsi_core.h"
 
 /* A bound on stand-ins: each one is a job waiting for another, so reaching this means
@@ -81,7 +83,7 @@ static int spawn_locked(void)
 	rc = pthread_create(&th, &attr, worker_main, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc) {
-		fprintf(stderr, "utgt: cannot start SCSI worker thread: %d\n", rc);
+		ut_log(LOG_ERR, "cannot start SCSI worker thread: %s", strerror(rc));
 		return -rc;
 	}
 	running++;

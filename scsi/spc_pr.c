@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/ut_log.h"
 #include "scsi/spc_pr.h"
 
 struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
@@ -24,8 +25,8 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
 		return pr;
 	if ((size_t)snprintf(pr->path, sizeof(pr->path), "%s/%s.pr", dev->p.pr_file_dir,
 			     dev->p.name) >= sizeof(pr->path)) {
-		fprintf(stderr, "utgt: %s: persistent reservation file path too long; APTPL off\n",
-			dev->p.name);
+		ut_log(LOG_WARNING, "%s: persistent reservation file path too long; APTPL off",
+		       dev->p.name);
 		pr->path[0] = '\0';
 		return pr;
 	}
@@ -33,8 +34,7 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
 	if (rc != 0 && rc != -ENOENT)
 		/* A corrupt or unreadable file must not stop the LU: start with no registrations
 		 * and say why, so the operator can look at (and keep) the file. */
-		fprintf(stderr, "utgt: %s: persistent reservation state ignored: %s\n", pr->path,
-			err);
+		ut_log(LOG_WARNING, "%s: persistent reservation state ignored: %s", pr->path, err);
 	pr_update_active(pr);
 	return pr;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ut_log.h"
 #include "scsi/spc_pr.h"
 
 #define PROUT_BASE_LEN 24
@@ -444,8 +445,8 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	if (sr == SR_OK && (was_aptpl || pr->st.aptpl) && o.can_persist) {
 		int rc = pr_state_save(pr->path, dev->p.name, &pr->st);
 		if (rc != 0) {
-			fprintf(stderr, "utgt: %s: cannot write persistent reservation state: %s\n",
-				pr->path, strerror(-rc));
+			UT_LOG_RL(LOG_ERR, "%s: cannot write persistent reservation state: %s",
+				  pr->path, strerror(-rc));
 			sr = SR_INTERNAL_ERROR;
 		}
 	}

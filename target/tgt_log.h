@@ -1,12 +1,11 @@
-/* utgtd's log: stderr in the foreground (and until a daemon is ready), syslog afterwards.
- * Priorities are syslog's (LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG). */
+/* target/'s name for the one log, common/ut_log.h (kept so target/ and the transports that
+ * still say tgt_log need no change). */
 #ifndef UTGT_TGT_LOG_H
 #define UTGT_TGT_LOG_H
 
-#include <stdbool.h>
-#include <syslog.h>
+#include "common/ut_log.h"
 
-void tgt_log_to_syslog(const char *ident);
-void tgt_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tgt_log		  ut_log
+#define tgt_log_to_syslog ut_log_to_syslog
 
 #endif

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ut_log.h"
 #include "scsi/backstore/bs_util.h"
 
 #define AIO_DEFAULT_DEPTH   128
@@ -552,8 +553,8 @@ static bool uring_queue(struct aio_req *r)
 	ret = uring_submit_locked(a);
 	pthread_mutex_unlock(&a->sq_lock);
 	if (ret < 0)
-		fprintf(stderr, "%s: io_uring_submit: %s\n", a->o.name ? a->o.name : "aio",
-			strerror(-ret));
+		UT_LOG_RL(LOG_ERR, "%s: io_uring_submit: %s", a->o.name ? a->o.name : "aio",
+			  strerror(-ret));
 	return true;
 }
 
@@ -597,8 +598,8 @@ static void *reaper_main(void *arg)
 		if (ret == -EINTR || ret == -EAGAIN)
 			continue;
 		if (ret < 0) {
-			fprintf(stderr, "%s: io_uring_wait_cqe: %s\n",
-				a->o.name ? a->o.name : "aio", strerror(-ret));
+			UT_LOG_RL(LOG_ERR, "%s: io_uring_wait_cqe: %s", a->o.name ? a->o.name : "aio",
+				  strerror(-ret));
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 			continue;
 		}
@@ -751,8 +752,8 @@ struct bs_aio *bs_aio_create(const struct bs_aio_opts *o, char *err, size_t errl
 		if (ret == 0) {
 			a->uring = true;
 		} else {
-			fprintf(stderr, "%s: io_uring unavailable (%s); using a thread pool\n",
-				a->o.name ? a->o.name : "aio", strerror(-ret));
+			ut_log(LOG_NOTICE, "%s: io_uring unavailable (%s); using a thread pool",
+			       a->o.name ? a->o.name : "aio", strerror(-ret));
 		}
 	}
 	/* Without io_uring the pool does everything; with it, only blocking discards. */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/ut_log.h"
 #include "scsi/backstore/backstore.h"
 #include "scsi/backstore/bs_aio.h"
 #include "scsi/backstore/bs_util.h"
@@ -146,9 +147,8 @@ static int fileio_open(struct backstore *bs, char *err, size_t errlen)
 			bs->can_unmap = true;
 			bs->unmap_zeroes = true;
 		} else {
-			fprintf(stderr,
-				"%s: warning: %s cannot punch holes; thin provisioning disabled\n",
-				bs->name, bs->filename);
+			ut_log(LOG_WARNING, "%s: %s cannot punch holes; thin provisioning disabled",
+			       bs->name, bs->filename);
 		}
 	}
 	o.block_size = bs->block_size;
