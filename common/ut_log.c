@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static atomic_bool use_syslog;
@@ -35,10 +37,24 @@ static const char *prio_name(int prio)
 	}
 }
 
+/* Is stderr systemd's journal stream ($JOURNAL_STREAM names its device:inode)?  Then a "<N>"
+ * prefix gives the line its priority (journalctl -p err) and the journal adds the name. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static void emit(int prio, const char *msg)
 {
 	if (atomic_load(&use_syslog))
 		syslog(prio, "%s", msg);
+	else if (stderr_is_journal())
+		fprintf(stderr, "<%d>%s%s\n", LOG_PRI(prio), prio_name(prio), msg);
 	else /* one write per line, so lines from several threads do not interleave */
 		fprintf(stderr, "%s: %s%s\n", log_name ? log_name : program_invocation_short_name,
 			prio_name(prio), msg);

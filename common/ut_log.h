@@ -1,7 +1,8 @@
 /* One log for every layer (common/ ← scsi/ ← transports/ ← target/): a line goes to stderr as
  * "PROGRAM: [error: |warning: ]message" while the program runs in the foreground (and while a
  * daemon has not yet detached), and to syslog (facility daemon) once ut_log_to_syslog() was
- * called, which under systemd is the journal either way.  Priorities are syslog's (LOG_ERR,
+ * called.  When stderr is systemd's journal ($JOURNAL_STREAM) a line is "<PRIO>message", so
+ * the journal records its priority (journalctl -p warning) and adds the name itself.  Priorities are syslog's (LOG_ERR,
  * LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG).
  *
  * UT_LOG_RL(prio, fmt, ...) is for lines a command or an I/O can repeat: each call site prints

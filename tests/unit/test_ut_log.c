@@ -4,6 +4,9 @@
 #include <criterion/redirect.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "common/ut_log.h"
 
@@ -60,4 +63,24 @@ Test(ut_log, rate_limit_macro_per_call_site, .init = setup)
 	fflush(stderr);
 	cr_assert_stderr_eq_str("t: warning: site A 0\n"
 				"t: warning: site B 0\n");
+}
+
+Test(ut_log, journal_stream_gets_priority_prefixes, .init = setup)
+{
+	struct stat st;
+	char js[64];
+
+	cr_assert_eq(fstat(2, &st), 0);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", js, 1);
+	ut_log(LOG_ERR, "disk %d failed", 3);
+	ut_log(LOG_INFO, "serving");
+	setenv("JOURNAL_STREAM", "1:1", 1); /* another stream: stderr is not the journal */
+	ut_log(LOG_INFO, "plain");
+	unsetenv("JOURNAL_STREAM");
+	fflush(stderr);
+	cr_assert_stderr_eq_str("<3>error: disk 3 failed\n"
+				"<6>serving\n"
+				"t: plain\n");
 }
