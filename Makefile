@@ -133,6 +133,12 @@ vm-image:
 vmtest: vm-image $(VM_TARGET_DEP)
 	@scripts/vm/vmtest.sh $(T)
 
+# utgt's Debian package and systemd unit in a guest whose PID 1 is systemd (tests/vm/systemd_deb.sh;
+# the guest image of scripts/vm/build-image-systemd.sh, derived from the ordinary one).
+.PHONY: vmtest-systemd
+vmtest-systemd: vm-image deb
+	@scripts/vm/vmtest.sh systemd_deb
+
 # The short subset meant for `make test`: open-iscsi login, mkfs, fio verify, one multipath
 # failover, the same login and verify over iSER (ib_iser on soft-RoCE), and LIO serving a
 # utgtd DEVICE through the TCMU ring (tcm_loop /dev/sdX).

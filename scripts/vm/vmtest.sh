@@ -6,8 +6,9 @@
 #   scripts/vm/vmtest.sh [--quick] [NAME ...]    NAME is a prefix of a script in tests/vm/
 #
 # A script's header may say "# vm-timeout: SECONDS" (default 600), "# vm-cdrom: 1" (the
-# fixture also serves a CD-ROM LU) and "# vm-target: none"
-# (no fixture).  --quick passes the argument "quick" to each script (the make-test subset).
+# fixture also serves a CD-ROM LU), "# vm-target: none" (no fixture) and "# vm-image: systemd"
+# (boot the guest with systemd as PID 1, scripts/vm/build-image-systemd.sh, built here when
+# needed).  --quick passes the argument "quick" to each script (the make-test subset).
 # UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
 # UTGT_VM_ARGS=A,B passes more arguments to each script (e.g. target=lio for tests/vm/iser_*).
 # UTGT_VM_TRACE=1 runs each script under bash -x (the trace lands in console.log).
@@ -70,8 +71,13 @@ for t in "${tests[@]}"; do
 	start=$SECONDS
 	args=$quick
 	[ -n "${UTGT_VM_ARGS:-}" ] && args=${args:+$args,}$UTGT_VM_ARGS
+	cache=${UTGT_VM_CACHE:-/var/cache/utgt-vm}
+	if [ $rc = 0 ] && [ "$(header "$t" vm-image)" = systemd ]; then
+		cache=${UTGT_VM_SYSTEMD_CACHE:-/var/cache/utgt-vm-systemd}
+		scripts/vm/build-image-systemd.sh || rc=99
+	fi
 	if [ $rc = 0 ]; then
-		scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} "$t" |
+		UTGT_VM_CACHE=$cache scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} "$t" |
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
 	fi
