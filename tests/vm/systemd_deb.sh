@@ -54,6 +54,8 @@ systemctl restart utgtd || fail "systemctl restart"
 expect_eq "active after restart" "$(systemctl is-active utgtd)" active
 ss -ltn | grep -q '127.0.0.1:3260 ' || fail "nothing listens on 127.0.0.1:3260 although the unit is active"
 ok "the portal listens when restart returns"
+# created by the service (a missing fileio file): root's alone
+expect_eq "backing file mode" "$(stat -c %a /srv/utgt/disk0.img)" 600
 systemctl status utgtd --no-pager | tee /tmp/status
 grep -q "Active: active (running)" /tmp/status || fail "systemctl status"
 journalctl -u utgtd -b --no-pager | grep -q "listening on 127.0.0.1:3260" || fail "journal: no 'listening on'"
