@@ -7,7 +7,8 @@
 # shipped scst.conf (serving nothing); a configuration with a fileio LU and an iSCSI portal,
 # `systemctl restart`, Type=notify reaching "active" only once the portal listens, the log in
 # the journal with each line's priority, utgtadm on the default socket; the guest's own
-# open-iscsi logs in and writes; SIGHUP leaves it serving; `systemctl stop` in the middle of
+# open-iscsi logs in and writes; `systemctl reload` adds a LU live and refuses a broken file;
+# SIGHUP reloads; `systemctl stop` in the middle of
 # writes drains and exits 0, and after `systemctl start` the initiator's writes go on and
 # read back intact.
 . /src/tests/vm/lib/common.sh
@@ -77,9 +78,24 @@ expect_eq "size" "$(blockdev --getsize64 "$dev")" $((64 << 20))
 utgtadm show sessions | grep -q "$IQN" || fail "utgtadm show sessions"
 ok "session visible in utgtadm"
 
-step "SIGHUP: logged, still serving"
+step "systemctl reload (utgtadm reload): a second LU live; a broken file refused"
+cp /etc/utgt/scst.conf /tmp/scst.conf.1
+sed -i 's|^HANDLER vdisk_fileio {|HANDLER vdisk_fileio {\n\tDEVICE disk1 {\n\t\tfilename /srv/utgt/disk1.img\n\t\tsize_mb 16\n\t}|; s|^\t\tLUN 0 disk0|\t\tLUN 0 disk0\n\t\tLUN 1 disk1|' /etc/utgt/scst.conf
+systemctl reload utgtd || fail "systemctl reload"
+utgtadm show devices | grep -q disk1 || fail "disk1 not served after reload: $(utgtadm show devices)"
+expect_eq "same process after reload" "$(systemctl show -p NRestarts --value utgtd)" 0
+ok "reload added disk1 as LUN 1 without a restart"
+echo "HANDLER vdisk_fileio {" >>/etc/utgt/scst.conf # unterminated block
+systemctl reload utgtd 2>/tmp/reload.err && fail "reload of a broken file succeeded"
+expect_eq "active after a refused reload" "$(systemctl is-active utgtd)" active
+utgtadm show devices | grep -q disk1 || fail "a refused reload changed what is served"
+ok "broken file: systemctl reload failed, nothing changed"
+cp /tmp/scst.conf.1 /etc/utgt/scst.conf # back to one LU: removing LUN 1 live is fine
+systemctl reload utgtd || fail "systemctl reload back to one LU"
+
+step "SIGHUP: reloads, logged at notice"
 systemctl kill -s HUP utgtd
-# utgtd gives its journal lines their priority: the SIGHUP line is a notice, "serving" is info
+# utgtd gives its journal lines their priority: the SIGHUP lines are notices, "serving" is info
 wait_until 60 "SIGHUP line in the journal at priority notice" \
 	sh -c 'journalctl -u utgtd -b -p notice --no-pager | grep -q "SIGHUP"'
 journalctl -u utgtd -b -p notice --no-pager | grep -q "serving /etc/utgt" &&
