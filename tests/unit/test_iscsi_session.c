@@ -93,3 +93,47 @@ Test(iscsi_session, serial_number_wrap)
 	cr_assert_eq(iscsit_session_exp_cmd_sn(&s), 0);
 	cr_assert_eq(iscsit_cmdsn_check(&s, 0xfffffffd, false, true), CMDSN_DROP, "old");
 }
+
+/* The memory budget: a session's share, the global one, and the one-command allowance of an
+ * empty session (issue 13: buffers were allocated at any requested size, without limit). */
+Test(iscsi_session, memory_budget)
+{
+	struct iscsit_ctx ctx;
+	struct iscsit_session a, b;
+	bool global;
+
+	memset(&ctx, 0, sizeof(ctx));
+	sess_init(&a, 1, 32);
+	sess_init(&b, 1, 32);
+	a.ctx = b.ctx = &ctx;
+	ctx.mem_limit = 100;
+	a.mem_limit = b.mem_limit = 60;
+
+	cr_assert(iscsit_mem_charge(&a, 40, &global));
+	cr_assert(iscsit_mem_charge(&a, 20, &global), "exactly at the session's limit");
+	cr_assert_not(iscsit_mem_charge(&a, 1, &global), "over the session's limit");
+	cr_assert_not(global, "refused by the session's share, not the global budget");
+	cr_assert_eq(atomic_load(&a.mem_used), 60);
+	cr_assert_eq(atomic_load(&ctx.mem_used), 60);
+	/* b has room of its own but the global budget has only 40 left */
+	cr_assert_not(iscsit_mem_charge(&b, 50, &global));
+	cr_assert(global, "refused by the global budget");
+	cr_assert_eq(atomic_load(&b.mem_used), 0, "nothing stays charged after a refusal");
+	cr_assert(iscsit_mem_charge(&b, 40, &global));
+	iscsit_mem_uncharge(&ctx, &a, 60);
+	cr_assert_eq(atomic_load(&a.mem_used), 0);
+	cr_assert_eq(atomic_load(&ctx.mem_used), 40);
+	/* an empty session may take one command above its share, within the global budget */
+	a.mem_limit = 30;
+	cr_assert(iscsit_mem_charge(&a, 55, &global));
+	cr_assert_not(iscsit_mem_charge(&a, 1, &global));
+	cr_assert_not(global);
+	a.mem_limit = 60;
+	iscsit_mem_uncharge(&ctx, &a, 55);
+	cr_assert_not(iscsit_mem_charge(&a, 61, &global), "61 + 40 is over the global 100");
+	cr_assert(global);
+	/* 0 means unlimited */
+	ctx.mem_limit = 0;
+	a.mem_limit = 0;
+	cr_assert(iscsit_mem_charge(&a, 1ull << 40, &global));
+}

@@ -238,3 +238,40 @@ Test(iscsi_tcp_tx, discard_runs_every_completion_once)
 	cr_assert_eq(sent_count, 100);
 	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
 }
+
+/* Backpressure by bytes (issue 13: a NOP-Out flood from a client that never reads queued
+ * ~1 GiB of echoes): over ISCSIT_TX_HIGH_BYTES of queued PDU data the connection is full
+ * (input stops after the current PDU) until what is queued or in slots drops under the low
+ * mark; a read's Data-In is not counted (its buffer is under the memory budget). */
+Test(iscsi_tcp_tx, backlog_by_bytes)
+{
+	static struct txfix f;
+	static uint8_t data[256 * 1024];
+	uint8_t hdr[48] = {0x20};
+	unsigned n = 0;
+
+	fx_init(&f, 262144, 262144, false, false);
+	while (!f.c.tx_full) {
+		queue_pdu(&f.c, hdr, data, sizeof(data), NULL);
+		n++;
+		cr_assert_lt(n, 1000);
+	}
+	cr_assert_eq(n, ISCSIT_TX_HIGH_BYTES / sizeof(data) + 1, "full just past 8 MiB: %u", n);
+	cr_assert(f.tc.tx_backlog);
+	cr_assert_eq(f.c.rx_throttled, 1);
+	/* slots taken but not sent still count */
+	{
+		struct iovec iov[64 * 3];
+
+		iscsit_tcp_build_iov(&f.c, iov, 64 * 3);
+	}
+	iscsit_tcp_backlog_update(&f.c);
+	cr_assert(f.c.tx_full, "PDUs in slots are still held");
+	/* the initiator reads all but 7 of them (1.75 MiB left): under the low mark */
+	iscsit_tcp_consumed(&f.c, (size_t)(n - 7) * (48 + sizeof(data)));
+	cr_assert(iscsit_tcp_backlog_update(&f.c));
+	cr_assert_not(f.c.tx_full);
+	cr_assert_eq(f.tc.tx.qbytes, 7 * sizeof(data));
+	iscsit_tcp_discard(&f.c);
+	cr_assert_eq(f.tc.tx.qbytes, 0);
+}

@@ -36,6 +36,7 @@ void *iscsit_buf_get(struct iscsit_worker *w, size_t len, size_t *cap)
 
 		w->bufs[c] = f->next;
 		w->nbufs[c]--;
+		w->cached -= *cap;
 		return f;
 	}
 	if (c >= ISCSIT_BUF_CLASSES)
@@ -53,14 +54,16 @@ void iscsit_buf_put(struct iscsit_worker *w, void *p, size_t cap)
 	if (!p)
 		return;
 	c = size_class(cap, &c2);
-	/* keep up to 64 buffers or 64 MiB per class */
+	/* keep up to 64 buffers per class, ISCSIT_BUF_CACHE_MAX bytes in all: freed memory
+	 * held for reuse is outside the memory budget, so it is bounded on its own */
 	if (w && c < ISCSIT_BUF_CLASSES && c2 == cap && w->nbufs[c] < 64 &&
-	    (size_t)w->nbufs[c] * cap < (64u << 20)) {
+	    w->cached + cap <= ISCSIT_BUF_CACHE_MAX) {
 		struct freebuf *f = p;
 
 		f->next = w->bufs[c];
 		w->bufs[c] = f;
 		w->nbufs[c]++;
+		w->cached += cap;
 		return;
 	}
 	free(p);
@@ -77,4 +80,5 @@ void iscsit_buf_drain(struct iscsit_worker *w)
 		}
 		w->nbufs[c] = 0;
 	}
+	w->cached = 0;
 }

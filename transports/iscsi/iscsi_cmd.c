@@ -80,18 +80,41 @@ void iscsit_task_free(struct iscsit_task *t)
 	hash_del(c, t);
 	if (t->counted && c->sess)
 		iscsit_cmdsn_release(c->sess);
+	if (t->imm_counted && c->sess)
+		atomic_fetch_sub(&c->sess->nimm, 1);
 	if (t->niov)
 		c->xp->buf_put(t);
+	if (t->charged)
+		iscsit_mem_uncharge(c->ctx, c->sess, t->charged);
 	free(t->r2ts);
 	free(t);
 	c->ntasks--;
 }
 
-static int alloc_buf(struct iscsit_task *t)
+/* The command's buffer, charged to the memory budget first (docs/security.md): over the
+ * session's share the command ends with TASK SET FULL, over the global budget with BUSY, so
+ * the initiator retries later; the buffer of an answered command is released once its
+ * data went out. */
+static int alloc_buf(struct iscsit_task *t, enum scsi_sr *why)
 {
+	struct iscsit_conn *c = t->conn;
+	bool global;
+
 	if (t->niov || !t->edtl)
 		return 0;
-	return t->conn->xp->buf_get(t, t->edtl);
+	if (!iscsit_mem_charge(c->sess, t->edtl, &global)) {
+		atomic_fetch_add(&c->sess->refused_mem, 1);
+		*why = global ? SR_BUSY : SR_TASK_SET_FULL;
+		return -1;
+	}
+	t->charged = t->edtl;
+	if (c->xp->buf_get(t, t->edtl)) {
+		iscsit_mem_uncharge(c->ctx, c->sess, t->charged);
+		t->charged = 0;
+		*why = SR_NO_MEMORY;
+		return -1;
+	}
+	return 0;
 }
 
 int iscsit_task_slice(const struct iscsit_task *t, uint32_t off, uint32_t len, struct iovec *iov,
@@ -311,13 +334,14 @@ void iscsit_task_submit(struct iscsit_task *t)
 {
 	struct iscsit_conn *c = t->conn;
 	struct scsi_task *st = &t->st;
+	enum scsi_sr why;
 
 	if (t->failed) {
 		fail_task(t, (enum scsi_sr)t->fail_sr);
 		return;
 	}
-	if (st->dir == SCSI_DIR_READ && alloc_buf(t)) {
-		fail_task(t, SR_NO_MEMORY);
+	if (st->dir == SCSI_DIR_READ && alloc_buf(t, &why)) {
+		fail_task(t, why);
 		return;
 	}
 	st->lun = scsi_lun_decode(t->lun_raw);
@@ -473,9 +497,11 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 		t->fail_sr = SR_INVALID_FIELD_IN_CDB;
 	}
 	if (cmd.write && !t->failed) {
-		if (alloc_buf(t)) {
+		enum scsi_sr why;
+
+		if (alloc_buf(t, &why)) {
 			t->failed = true;
-			t->fail_sr = SR_NO_MEMORY;
+			t->fail_sr = why;
 		}
 	}
 	t->unsol_open = !cmd.final;
@@ -501,6 +527,20 @@ int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx)
 		iscsit_send_reject(c, rx->bhs, c->cur_reject);
 		c->cur_reject = 0;
 		return RX_CB_OK;
+	}
+	if (t->immediate) {
+		/* Immediate commands take no CmdSN slot, so they are counted on their own: at
+		 * most QueuedCommands alive per session; beyond, Reject "immediate command
+		 * reject" (RFC 7143 11.17.1) and the initiator sends it again later. */
+		if (atomic_fetch_add(&s->nimm, 1) >= s->queued_cmds) {
+			atomic_fetch_sub(&s->nimm, 1);
+			atomic_fetch_add(&s->rejected_imm, 1);
+			iscsit_send_reject(c, rx->bhs, ISCSI_REJECT_IMM_CMD);
+			iscsit_task_gone(c, t->itt);
+			iscsit_task_free(t);
+			return RX_CB_OK;
+		}
+		t->imm_counted = true;
 	}
 	v = iscsit_cmdsn_check(s, t->cmd_sn, t->immediate, !t->immediate);
 	if (v == CMDSN_DROP) {

@@ -120,9 +120,22 @@ static int on_header(void *ctx, struct iscsit_rx *rx)
 	}
 }
 
+static int on_pdu_dispatch(struct iscsit_conn *c, struct iscsit_rx *rx);
+
+/* After each PDU: a transmit backlog over its share stops input here (backpressure), so a
+ * client that sends without reading can make us queue at most one PDU's answer more. */
 static int on_pdu(void *ctx, struct iscsit_rx *rx)
 {
 	struct iscsit_conn *c = ctx;
+	int rc = on_pdu_dispatch(c, rx);
+
+	if (rc == RX_CB_OK && c->tx_full)
+		return RX_CB_PAUSE;
+	return rc;
+}
+
+static int on_pdu_dispatch(struct iscsit_conn *c, struct iscsit_rx *rx)
+{
 	uint8_t op = bhs_opcode(rx->bhs);
 
 	c->last_rx = iscsit_now(c->w);

@@ -89,6 +89,7 @@ struct iscsit_tgt {
 	uint16_t tpgt;
 	uint16_t rel_tgt_id;
 	unsigned max_sessions;		 /* 0 = unlimited */
+	uint64_t sess_mem_limit;	 /* bytes of command buffers one session may hold */
 	struct iscsit_sockopts sockopts; /* target override of the driver's TCP options */
 	bool has_sockopts;
 };
@@ -128,6 +129,13 @@ struct iscsit_ctx {
 	struct iscsit_session *sessions;
 	uint16_t next_tsih;
 	atomic_uint nconns; /* connections alive, for the drain at stop */
+	/* Bounds (docs/security.md): command buffer bytes held by every session together,
+	 * sessions and connections alive; what is in use now. */
+	uint64_t mem_limit;
+	unsigned max_sessions, max_conns;
+	atomic_uint_fast64_t mem_used;
+	atomic_uint nsessions;
+	atomic_uint accepting; /* accepted, not yet a connection on its worker */
 	atomic_bool stopping;
 	pthread_mutex_t drain_lock;
 	pthread_cond_t drain_cv;
@@ -136,6 +144,7 @@ struct iscsit_ctx {
 
 /* ---------------------------------------------------------------- worker threads */
 #define ISCSIT_BUF_CLASSES 13 /* cached data buffers 4 KiB .. 16 MiB (iscsi_buf.c) */
+#define ISCSIT_BUF_CACHE_MAX (64u << 20) /* per worker, every class together */
 
 /* A worker: one ut_thread (common/ut_thread.h) and the connections that live on it.  Each
  * round of its loop, after fd events and messages: staged input is processed, then every
@@ -156,6 +165,7 @@ struct iscsit_worker {
 	/* data buffer cache, this thread only */
 	void *bufs[ISCSIT_BUF_CLASSES];
 	unsigned nbufs[ISCSIT_BUF_CLASSES];
+	size_t cached; /* bytes in bufs[], at most ISCSIT_BUF_CACHE_MAX */
 };
 
 /* Seconds of the monotonic clock at the start of the worker's current round. */
@@ -218,6 +228,8 @@ struct iscsit_task {
 	time_t started; /* entered the core (RspTimeout) */
 	uint8_t lun_raw[8];
 	bool immediate;
+	bool imm_counted; /* an immediate command counted in the session's nimm */
+	uint32_t charged; /* buffer bytes charged to the memory budget */
 	bool counted; /* occupies a slot of the CmdSN window */
 	bool in_hash;
 	bool local_abort; /* aborted before reaching the core: no response */
@@ -349,6 +361,9 @@ struct iscsit_conn {
 	enum iscsit_conn_state state;
 	atomic_int refs;       /* messages in flight that name this connection */
 	bool rx_paused;	       /* a handler paused input (login wait, logout) */
+	bool tx_full;	       /* the transport's transmit backlog is over its share: the
+				* receive handlers stop after the current PDU (backpressure) */
+	uint64_t rx_throttled; /* times input stopped for tx_full */
 	uint32_t login_cmd_sn; /* ExpCmdSN before a session exists */
 	unsigned ntasks;       /* tasks alive (any state) */
 	unsigned ntmf;	       /* TMFs in the core */
@@ -448,6 +463,11 @@ struct iscsit_session {
 	time_t created;
 	struct sockaddr_storage local; /* the address the login reached (per_portal_acl) */
 	const struct iscsit_portal *portal;
+	/* memory budget (iscsit_mem_charge): command buffer bytes held, the limit */
+	atomic_uint_fast64_t mem_used;
+	uint64_t mem_limit;
+	atomic_uint nimm; /* immediate commands alive (at most queued_cmds) */
+	atomic_uint_fast64_t refused_mem, rejected_imm; /* counters for the admin listing */
 };
 
 /* iscsi_session.c */
@@ -480,6 +500,12 @@ enum iscsit_cmdsn_verdict {
  * window until answered). */
 enum iscsit_cmdsn_verdict iscsit_cmdsn_check(struct iscsit_session *s, uint32_t cmd_sn,
 					     bool immediate, bool counts);
+/* Memory budget: charge n bytes of command buffer to session s and the global budget.
+ * false (nothing charged) when either is over: *global says which.  A session holding
+ * nothing may always take one command (up to the transport's max_xfer) if the global budget
+ * has room, so a limit below one command's size never starves a session. */
+bool iscsit_mem_charge(struct iscsit_session *s, uint64_t n, bool *global);
+void iscsit_mem_uncharge(struct iscsit_ctx *ctx, struct iscsit_session *s, uint64_t n);
 /* A command's response was queued: its window slot frees up. */
 void iscsit_cmdsn_release(struct iscsit_session *s);
 /* Queue a SCSI command task behind a CmdSN gap; tasks whose turn came are returned. */

@@ -167,6 +167,8 @@ static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, stru
 	if (c->tgt && c->tgt->max_sessions &&
 	    iscsit_session_count(c->ctx, c->tgt->name) >= c->tgt->max_sessions)
 		return fail(c, req, ISCSI_LOGIN_OUT_OF_RESOURCES, "MaxSessions reached");
+	if (c->ctx->max_sessions && atomic_load(&c->ctx->nsessions) >= c->ctx->max_sessions)
+		return fail(c, req, ISCSI_LOGIN_OUT_OF_RESOURCES, "max_sessions reached");
 	s = iscsit_session_create(c, &l->p, l->isid, c->login_cmd_sn, &status);
 	if (!s)
 		return fail(c, req, status,

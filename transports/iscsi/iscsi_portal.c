@@ -298,6 +298,13 @@ void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
 			close(fd);
 			continue;
 		}
+		if (ctx->max_conns &&
+		    atomic_load(&ctx->nconns) + atomic_load(&ctx->accepting) >= ctx->max_conns) {
+			close(fd);
+			iscsit_log("accept on %s: max_connections reached: connection refused",
+				   p->str);
+			continue;
+		}
 		iscsit_apply_sockopts(fd, &ctx->sockopts);
 		iscsit_tcp_adopt(ctx, fd, p);
 	}

@@ -88,6 +88,7 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 	s->created = iscsit_now(c->w);
 	s->local = c->local;
 	s->portal = c->portal;
+	s->mem_limit = s->tgt ? s->tgt->sess_mem_limit : 0;
 	pthread_mutex_init(&s->lock, NULL);
 
 	isid_hex(isid, hex);
@@ -135,6 +136,7 @@ struct iscsit_session *iscsit_session_create(struct iscsit_conn *c,
 	s->next = ctx->sessions;
 	ctx->sessions = s;
 	s->in_table = true;
+	atomic_fetch_add(&ctx->nsessions, 1);
 	pthread_mutex_unlock(&ctx->sess_lock);
 	pthread_rwlock_unlock(&ctx->tgt_lock);
 	if (s->tgt)
@@ -173,6 +175,7 @@ void iscsit_session_release(struct iscsit_session *s)
 			}
 		}
 		s->in_table = false;
+		atomic_fetch_sub(&ctx->nsessions, 1);
 	}
 	pthread_mutex_unlock(&ctx->sess_lock);
 	if (s->nexus_registered) {
@@ -253,6 +256,34 @@ enum iscsit_cmdsn_verdict iscsit_cmdsn_check(struct iscsit_session *s, uint32_t 
 	}
 	pthread_mutex_unlock(&s->lock);
 	return v;
+}
+
+bool iscsit_mem_charge(struct iscsit_session *s, uint64_t n, bool *global)
+{
+	struct iscsit_ctx *ctx = s->ctx;
+	uint64_t sess_before = atomic_fetch_add(&s->mem_used, n);
+	uint64_t glob_before;
+
+	*global = false;
+	if (s->mem_limit && sess_before && sess_before + n > s->mem_limit) {
+		atomic_fetch_sub(&s->mem_used, n);
+		return false;
+	}
+	glob_before = atomic_fetch_add(&ctx->mem_used, n);
+	if (ctx->mem_limit && glob_before + n > ctx->mem_limit) {
+		atomic_fetch_sub(&ctx->mem_used, n);
+		atomic_fetch_sub(&s->mem_used, n);
+		*global = true;
+		return false;
+	}
+	return true;
+}
+
+void iscsit_mem_uncharge(struct iscsit_ctx *ctx, struct iscsit_session *s, uint64_t n)
+{
+	atomic_fetch_sub(&ctx->mem_used, n);
+	if (s)
+		atomic_fetch_sub(&s->mem_used, n);
 }
 
 void iscsit_cmdsn_release(struct iscsit_session *s)

@@ -38,6 +38,9 @@ static void conn(struct tgt_json *j, const struct iscsit_conn *c)
 	tgt_json_str(j, "local", c->local_str);
 	tgt_json_str(j, "peer", c->peer_str);
 	tgt_json_u64(j, "worker", c->w->idx);
+	/* backpressure: input stopped while the initiator does not read its answers */
+	tgt_json_bool(j, "tx_full", c->tx_full);
+	tgt_json_u64(j, "rx_throttled", c->rx_throttled);
 	if (c->xp->show)
 		c->xp->show(c, j);
 	tgt_json_end_obj(j);
@@ -68,6 +71,13 @@ void iscsit_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
 		tgt_json_str(j, "initiator_alias", s->p.initiator_alias);
 		tgt_json_u64(j, "age_s", (uint64_t)(now.tv_sec - s->created));
 		params(j, &s->p);
+		tgt_json_obj(j, "limits");
+		tgt_json_u64(j, "mem_bytes", atomic_load(&s->mem_used));
+		tgt_json_u64(j, "mem_limit", s->mem_limit);
+		tgt_json_u64(j, "refused_mem", atomic_load(&s->refused_mem));
+		tgt_json_u64(j, "immediate_alive", atomic_load(&s->nimm));
+		tgt_json_u64(j, "rejected_immediate", atomic_load(&s->rejected_imm));
+		tgt_json_end_obj(j);
 		tgt_json_arr(j, "connections");
 		if (s->conn)
 			conn(j, s->conn);

@@ -11,9 +11,7 @@
 
 #include "transports/iscsi/iscsi_tcp.h"
 
-#define RX_PDU_BUDGET 64   /* PDUs per connection per loop round, for fairness */
-#define TX_HIGH	      1024 /* queued entries above which we stop reading */
-#define TX_LOW	      256
+#define RX_PDU_BUDGET 64 /* PDUs per connection per loop round, for fairness */
 
 static ssize_t tcp_recv(void *src, const struct iovec *iov, int iovcnt)
 {
@@ -81,12 +79,8 @@ static void tcp_output(struct iscsit_conn *c)
 		return;
 	}
 	/* Backpressure: an initiator that does not read must not make us queue forever. */
-	if (!tc->tx_backlog && tc->tx.nqueued > TX_HIGH)
-		tc->tx_backlog = true;
-	else if (tc->tx_backlog && tc->tx.nqueued < TX_LOW) {
-		tc->tx_backlog = false;
+	if (iscsit_tcp_backlog_update(c) && !tc->tx_backlog)
 		iscsit_conn_mark_ready(c);
-	}
 	update_events(c);
 }
 
@@ -210,6 +204,7 @@ static void adopt_fn(struct ut_msg *m)
 		free(tc);
 		close(am->fd);
 	}
+	atomic_fetch_sub(&am->w->ctx->accepting, 1);
 	free(am);
 }
 
@@ -222,6 +217,7 @@ void iscsit_tcp_adopt(struct iscsit_ctx *ctx, int fd, struct iscsit_portal *port
 		return;
 	}
 	am->m.fn = adopt_fn;
+	atomic_fetch_add(&ctx->accepting, 1);
 	am->w = iscsit_worker_pick(ctx);
 	am->fd = fd;
 	am->portal = portal;

@@ -9,6 +9,13 @@
 #include "transports/iscsi/iscsi_int.h"
 
 #define ISCSIT_TX_SLOTS 64
+/* Backpressure (docs/security.md): over this many queued entries, or this many bytes of
+ * queued PDU data (NOP-In echoes, text answers: copies outside the memory budget), the
+ * connection stops reading until the initiator has read its answers down to the low marks. */
+#define ISCSIT_TX_HIGH	     1024
+#define ISCSIT_TX_LOW	     256
+#define ISCSIT_TX_HIGH_BYTES (8u << 20)
+#define ISCSIT_TX_LOW_BYTES  (2u << 20)
 
 struct iscsit_tx_slot {
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
@@ -23,6 +30,8 @@ struct iscsit_tx_slot {
 struct iscsit_tx {
 	struct iscsit_txe *head, *tail; /* not yet turned into slots */
 	unsigned nqueued;
+	uint64_t qbytes; /* data bytes of PDUs queued or in slots, until sent (a read's
+			  * data is under the memory budget instead) */
 	struct iscsit_tx_slot slots[ISCSIT_TX_SLOTS];
 	unsigned s_head, s_count; /* ring of slots being written */
 	bool blocked;		  /* last send hit EAGAIN: waiting for EPOLLOUT */
@@ -52,6 +61,8 @@ static inline struct iscsit_tcp *iscsit_tcp_of(const struct iscsit_conn *c)
 
 /* iscsi_tcp_tx.c: the transmit ring. */
 void iscsit_tcp_queue(struct iscsit_conn *c, struct iscsit_txe *e);
+/* Set or clear the backlog state from the queue's size (true when it changed). */
+bool iscsit_tcp_backlog_update(struct iscsit_conn *c);
 /* Write as much as the socket takes.  Returns 0, or -1 when the connection failed. */
 int iscsit_tcp_flush(struct iscsit_conn *c);
 /* Drop everything queued (connection closing): iscsit_txe_done on each entry. */

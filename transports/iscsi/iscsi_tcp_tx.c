@@ -25,7 +25,28 @@ void iscsit_tcp_queue(struct iscsit_conn *c, struct iscsit_txe *e)
 		tx->head = e;
 	tx->tail = e;
 	tx->nqueued++;
+	if (e->kind == TXE_PDU)
+		tx->qbytes += e->dlen;
+	iscsit_tcp_backlog_update(c);
 	iscsit_conn_mark_dirty(c);
+}
+
+bool iscsit_tcp_backlog_update(struct iscsit_conn *c)
+{
+	struct iscsit_tcp *tc = iscsit_tcp_of(c);
+	struct iscsit_tx *tx = &tc->tx;
+
+	if (!tc->tx_backlog &&
+	    (tx->nqueued > ISCSIT_TX_HIGH || tx->qbytes > ISCSIT_TX_HIGH_BYTES)) {
+		tc->tx_backlog = c->tx_full = true;
+		c->rx_throttled++;
+		return true;
+	}
+	if (tc->tx_backlog && tx->nqueued < ISCSIT_TX_LOW && tx->qbytes < ISCSIT_TX_LOW_BYTES) {
+		tc->tx_backlog = c->tx_full = false;
+		return true;
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------- slot generation */
@@ -187,8 +208,11 @@ void iscsit_tcp_consumed(struct iscsit_conn *c, size_t n)
 		s->off = s->len;
 		tx->s_head = (tx->s_head + 1) % ISCSIT_TX_SLOTS;
 		tx->s_count--;
-		if (s->last)
+		if (s->last) {
+			if (s->owner->kind == TXE_PDU)
+				tx->qbytes -= s->owner->dlen; /* counted until it is out */
 			iscsit_txe_done(c, s->owner);
+		}
 	}
 }
 
@@ -242,4 +266,5 @@ void iscsit_tcp_discard(struct iscsit_conn *c)
 	}
 	tx->tail = NULL;
 	tx->nqueued = 0;
+	tx->qbytes = 0;
 }

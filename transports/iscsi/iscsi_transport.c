@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "transports/iscsi/iscsi_int.h"
@@ -13,8 +14,17 @@ struct iscsit_ctx *iscsit_global;
 
 static const char *const driver_attrs[] = {
     "enabled", "listen", "listen_iser",	   "IncomingUser", "OutgoingUser", "nodelay",
-    "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  NULL,
+    "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  "mem_limit", "session_mem_limit",
+    "max_sessions", "max_connections", NULL,
 };
+
+/* The bounds' defaults (docs/security.md): a 2-core box with 24 GiB stays safe whatever the
+ * clients do.  0 in the configuration means unlimited. */
+#define DEF_MEM_LIMIT	      (2ull << 30)   /* command buffers, every session together */
+#define DEF_SESSION_MEM_LIMIT (256ull << 20) /* command buffers of one session */
+#define DEF_MAX_SESSIONS      256
+#define DEF_MAX_CONNECTIONS   1024 /* including logins in progress and discovery */
+#define MEM_LIMIT_MAX	      (1ull << 40)
 
 static const char *const target_attrs[] = {
     "enabled",
@@ -37,6 +47,7 @@ static const char *const target_attrs[] = {
     "MaxOutstandingR2T",
     "MaxConnections",
     "MaxSessions",
+    "session_mem_limit",
     "QueuedCommands",
     "NopInInterval",
     "NopInTimeout",
@@ -172,9 +183,19 @@ static void sockopts_parse(const struct tgt_attrs *as, struct iscsit_sockopts *o
 	}
 }
 
+/* A byte limit: the attribute, else the default. */
+static uint64_t attr_limit(const struct tgt_attrs *as, const char *key, uint64_t def,
+			   struct diag *d)
+{
+	uint64_t n;
+
+	return attr_u64(as, key, MEM_LIMIT_MAX, &n, d) ? n : def;
+}
+
 /* Fill the runtime view of one TARGET; its name is `name` (a copy that outlives the model). */
 static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t, const char *name,
-		     const struct iscsit_sockopts *drv_opts, unsigned idx, struct diag *d)
+		     const struct iscsit_sockopts *drv_opts, uint64_t sess_mem_limit, unsigned idx,
+		     struct diag *d)
 {
 	const char *vals[64];
 	uint64_t n;
@@ -199,6 +220,7 @@ static int tgt_setup(struct iscsit_tgt *it, const struct tgt_target *t, const ch
 	it->rel_tgt_id = t->rel_tgt_id ? t->rel_tgt_id : (uint16_t)(idx + 1);
 	if (attr_u64(&t->attrs, "MaxSessions", 65535, &n, d))
 		it->max_sessions = (unsigned)n;
+	it->sess_mem_limit = attr_limit(&t->attrs, "session_mem_limit", sess_mem_limit, d);
 	{
 		const char *alias = tgt_attr_get(&t->attrs, "TargetAlias");
 
@@ -227,7 +249,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 {
 	struct iscsit_sockopts o = {.nodelay = true};
 	struct iscsit_auth a;
-	uint64_t n;
+	uint64_t n, sml;
 
 	for (unsigned i = 0; i < drv->attrs.n; i++) {
 		const struct utgt_attr *at = &drv->attrs.a[i];
@@ -241,12 +263,16 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	sockopts_parse(&drv->attrs, &o, NULL, d);
 	attr_u64(&drv->attrs, "worker_threads", 256, &n, d);
 	attr_u64(&drv->attrs, "logout_wait", 60, &n, d);
+	attr_limit(&drv->attrs, "mem_limit", 0, d);
+	sml = attr_limit(&drv->attrs, "session_mem_limit", DEF_SESSION_MEM_LIMIT, d);
+	attr_u64(&drv->attrs, "max_sessions", 1u << 20, &n, d);
+	attr_u64(&drv->attrs, "max_connections", 1u << 20, &n, d);
 	iscsit_auth_parse(&a, &drv->attrs, d);
 	iscsit_auth_free(&a);
 	for (unsigned i = 0; i < drv->ntargets; i++) {
 		struct iscsit_tgt it;
 
-		tgt_setup(&it, &drv->targets[i], drv->targets[i].name, &o, i, d);
+		tgt_setup(&it, &drv->targets[i], drv->targets[i].name, &o, sml, i, d);
 		if (it.params.first_burst > it.params.max_burst)
 			diag_warn(d, drv->targets[i].line,
 				  "%s: FirstBurstLength above MaxBurstLength is lowered to it",
@@ -309,7 +335,10 @@ struct iscsit_tgen *iscsit_tgen_build(struct iscsit_ctx *ctx, const struct tgt_d
 		size_t len = strlen(drv->targets[i].name) + 1;
 
 		memcpy(p, drv->targets[i].name, len);
-		if (tgt_setup(&g->tgts[i], &drv->targets[i], p, &ctx->sockopts, i, NULL)) {
+		if (tgt_setup(&g->tgts[i], &drv->targets[i], p, &ctx->sockopts,
+			      attr_limit(&drv->attrs, "session_mem_limit", DEF_SESSION_MEM_LIMIT,
+					 NULL),
+			      i, NULL)) {
 			snprintf(err, errlen, "iscsi: target %s: bad IncomingUser/OutgoingUser",
 				 drv->targets[i].name);
 			g->n = i + 1;
@@ -335,6 +364,39 @@ static void ctx_free(struct iscsit_ctx *ctx)
 	pthread_mutex_destroy(&ctx->drain_lock);
 	pthread_cond_destroy(&ctx->drain_cv);
 	free(ctx);
+}
+
+/* The global bounds; connections also fit the descriptors the process may open. */
+static void limits_setup(struct iscsit_ctx *ctx)
+{
+	const struct tgt_attrs *as = &ctx->drv->attrs;
+	struct rlimit rl;
+	uint64_t n;
+
+	ctx->mem_limit = attr_limit(as, "mem_limit", DEF_MEM_LIMIT, NULL);
+	ctx->max_sessions = attr_u64(as, "max_sessions", 1u << 20, &n, NULL) ? (unsigned)n
+									     : DEF_MAX_SESSIONS;
+	ctx->max_conns = attr_u64(as, "max_connections", 1u << 20, &n, NULL) ? (unsigned)n
+									       : DEF_MAX_CONNECTIONS;
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		/* room for the connections plus backing files, sockets and pipes of our own */
+		rlim_t want = (rlim_t)(ctx->max_conns ? ctx->max_conns : 65536) + 256;
+
+		if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want && rl.rlim_cur > 512) {
+			unsigned fit = (unsigned)(rl.rlim_cur - 256);
+
+			iscsit_log("max_connections %u lowered to %u: RLIMIT_NOFILE is %llu",
+				   ctx->max_conns, fit, (unsigned long long)rl.rlim_cur);
+			ctx->max_conns = fit;
+		}
+	}
+	iscsit_log("limits: mem_limit %llu MiB, max_sessions %u, max_connections %u (0: none)",
+		   (unsigned long long)(ctx->mem_limit >> 20), ctx->max_sessions, ctx->max_conns);
 }
 
 static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
@@ -370,6 +432,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 		ctx_free(ctx);
 		return -1;
 	}
+	limits_setup(ctx);
 	ctx->gen = iscsit_tgen_build(ctx, drv, err, errlen);
 	if (!ctx->gen) {
 		ctx_free(ctx);
