@@ -136,6 +136,11 @@ struct iscsit_ctx {
 	atomic_uint_fast64_t mem_used;
 	atomic_uint nsessions;
 	atomic_uint accepting; /* accepted, not yet a connection on its worker */
+	/* accept paused after EMFILE/ENFILE (worker 0 only) */
+	struct ut_timer accept_timer;
+	bool accept_paused;
+	time_t accept_log_at;
+	unsigned accept_log_suppressed;
 	atomic_bool stopping;
 	pthread_mutex_t drain_lock;
 	pthread_cond_t drain_cv;
@@ -181,6 +186,9 @@ void iscsit_buf_drain(struct iscsit_worker *w);
 
 int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t errlen);
 void iscsit_workers_stop(struct iscsit_ctx *ctx);
+/* Ask every worker to close its oldest connection still in the login phase (descriptors ran
+ * out). */
+void iscsit_workers_shed_login(struct iscsit_ctx *ctx);
 /* The least loaded worker (ties broken round-robin), counted as one connection busier. */
 struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx);
 

@@ -283,15 +283,77 @@ void iscsit_portals_close(struct iscsit_ctx *ctx)
 	ut_thread_call_sync(&ctx->workers[0].ut, close_fn, ctx);
 }
 
+/* One log line per interval for a condition that repeats (EMFILE, connections refused), with
+ * how many were not logged: a flood of them must not become a flood of log. */
+#define ACCEPT_LOG_INTERVAL 10 /* seconds */
+#define ACCEPT_PAUSE_MS	    500
+
+static void accept_log(struct iscsit_ctx *ctx, const char *fmt, const char *portal,
+		       const char *what)
+{
+	time_t now = iscsit_now(&ctx->workers[0]);
+
+	if (ctx->accept_log_at && now - ctx->accept_log_at < ACCEPT_LOG_INTERVAL) {
+		ctx->accept_log_suppressed++;
+		return;
+	}
+	if (ctx->accept_log_suppressed)
+		iscsit_log("accept: %u more like the next in the last %d s",
+			   ctx->accept_log_suppressed, ACCEPT_LOG_INTERVAL);
+	ctx->accept_log_suppressed = 0;
+	ctx->accept_log_at = now;
+	iscsit_log(fmt, portal, what);
+}
+
+static void portals_arm(struct iscsit_ctx *ctx, bool on)
+{
+	for (unsigned i = 0; i < ctx->nportals; i++)
+		if (ctx->portals[i].fd >= 0 && ctx->portals[i].xp == &iscsit_tcp_xport)
+			ut_thread_modify(&ctx->workers[0].ut, &ctx->portals[i].watch,
+					 on ? EPOLLIN : 0);
+}
+
+static void accept_resume(struct ut_timer *tm)
+{
+	struct iscsit_ctx *ctx =
+	    (struct iscsit_ctx *)((char *)tm - offsetof(struct iscsit_ctx, accept_timer));
+
+	ut_thread_del_timer(&ctx->workers[0].ut, tm);
+	ctx->accept_paused = false;
+	if (!atomic_load(&ctx->stopping))
+		portals_arm(ctx, true);
+}
+
+/* Out of descriptors: stop accepting for a moment (the kernel keeps the backlog), and free
+ * one descriptor per worker by dropping its oldest connection still logging in. */
+static void accept_pause(struct iscsit_ctx *ctx)
+{
+	if (ctx->accept_paused)
+		return;
+	ctx->accept_paused = true;
+	portals_arm(ctx, false);
+	ctx->accept_timer.fn = accept_resume;
+	ctx->accept_timer.period_ms = ACCEPT_PAUSE_MS;
+	ut_thread_add_timer(&ctx->workers[0].ut, &ctx->accept_timer);
+	iscsit_workers_shed_login(ctx);
+}
+
 void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
 {
-	for (int i = 0; i < 64; i++) {
+	for (int i = 0; i < 64 && !ctx->accept_paused; i++) {
 		int fd = accept4(p->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-			    errno != ECONNABORTED)
-				iscsit_log("accept on %s: %s", p->str, strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				accept_log(ctx, "accept on %s: %s: pausing accept, dropping the "
+						"oldest logins",
+					   p->str, strerror(errno));
+				accept_pause(ctx);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				accept_log(ctx, "accept on %s: %s", p->str, strerror(errno));
+			}
 			return;
 		}
 		if (atomic_load(&ctx->stopping)) {
@@ -301,8 +363,8 @@ void iscsit_portal_accept(struct iscsit_ctx *ctx, struct iscsit_portal *p)
 		if (ctx->max_conns &&
 		    atomic_load(&ctx->nconns) + atomic_load(&ctx->accepting) >= ctx->max_conns) {
 			close(fd);
-			iscsit_log("accept on %s: max_connections reached: connection refused",
-				   p->str);
+			accept_log(ctx, "accept on %s: %s: connection refused", p->str,
+				   "max_connections reached");
 			continue;
 		}
 		iscsit_apply_sockopts(fd, &ctx->sockopts);

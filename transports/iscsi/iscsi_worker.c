@@ -154,3 +154,34 @@ struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx)
 	atomic_fetch_add(&best->nconns, 1); /* count now so the next pick sees it */
 	return best;
 }
+
+struct shed_msg {
+	struct ut_msg m;
+	struct iscsit_worker *w;
+};
+
+static void shed_fn(struct ut_msg *m)
+{
+	struct shed_msg *sm = (struct shed_msg *)m;
+	struct iscsit_conn *oldest = NULL;
+
+	for (struct iscsit_conn *c = sm->w->conns; c; c = c->wnext)
+		if (c->state == CONN_LOGIN && (!oldest || c->login_start < oldest->login_start))
+			oldest = c;
+	if (oldest)
+		iscsit_conn_close(oldest, "out of descriptors: oldest login dropped");
+	free(sm);
+}
+
+void iscsit_workers_shed_login(struct iscsit_ctx *ctx)
+{
+	for (unsigned i = 0; i < ctx->nworkers; i++) {
+		struct shed_msg *sm = calloc(1, sizeof(*sm));
+
+		if (!sm)
+			continue;
+		sm->m.fn = shed_fn;
+		sm->w = &ctx->workers[i];
+		ut_thread_post(&sm->w->ut, &sm->m);
+	}
+}
