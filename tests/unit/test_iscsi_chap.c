@@ -222,6 +222,26 @@ Test(iscsi_chap, mutual_refusals)
 			      "CHAP_C=0x000102030405060708090a0b0c0d0e0f"),
 		     CHAP_FAIL);
 	cf_free(&f);
+	/* an initiator challenge shorter than 16 bytes (issue 13, finding 8: 1 byte was
+	 * answered): authentication failure, and nothing of ours is sent */
+	{
+		static const char *const short_chal[] = {"01", "0102030405060708090a0b0c0d0e0f"};
+
+		for (int i = 0; i < 2; i++) {
+			char keys[200];
+
+			cf_init(&f, true);
+			iscsit_chap_set_challenge(f.ch, 0x2a, chal, 16);
+			step(&f, "CHAP_A=5");
+			snprintf(keys, sizeof(keys),
+				 "CHAP_N=alice|CHAP_R=0x9d43f03c62dc5dfbbacfb00fe6608bb6|CHAP_I=7|"
+				 "CHAP_C=0x%s",
+				 short_chal[i]);
+			cr_assert_eq(step(&f, keys), CHAP_FAIL, "challenge %s", short_chal[i]);
+			cr_assert_null(rsp(&f.out, "CHAP_R"));
+			cf_free(&f);
+		}
+	}
 	/* CHAP_I without CHAP_C */
 	cf_init(&f, true);
 	iscsit_chap_set_challenge(f.ch, 0x2a, chal, 16);

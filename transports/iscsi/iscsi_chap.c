@@ -11,6 +11,8 @@
 
 #include "transports/iscsi/iscsi_int.h"
 
+#define CHAP_MIN_INITIATOR_CHAL 16 /* bytes of the initiator's challenge, mutual CHAP */
+
 #define CHAP_MAX_DIGEST 32
 #define CHAP_MAX_CHAL	1024
 
@@ -289,6 +291,10 @@ enum iscsit_chap_result iscsit_chap_step(struct iscsit_chap *ch, struct iscsit_k
 			if (clen <= 0)
 				return CHAP_PROTO;
 			if (!ch->auth->has_out)
+				return CHAP_FAIL;
+			/* A short challenge makes our answer easy to precompute and replay: at
+			 * least 16 bytes (RFC 7143 12.1.3's guidance; LIO refuses less too). */
+			if (clen < CHAP_MIN_INITIATOR_CHAL)
 				return CHAP_FAIL;
 			/* Our own challenge sent back would let an attacker use us as an oracle. */
 			if ((size_t)clen == ch->chal_len && !memcmp(chal, ch->chal, ch->chal_len))
