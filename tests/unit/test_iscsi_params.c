@@ -218,18 +218,41 @@ Test(iscsi_params, reject_bad_values)
 	NEGFIX(f);
 
 	fix_init(&f);
-	cr_assert_eq(run(&f,
-			 "InitialR2T=yes|MaxBurstLength=100|FirstBurstLength=abc|"
-			 "MaxRecvDataSegmentLength=16777216",
-			 1),
-		     0);
+	cr_assert_eq(run(&f, "InitialR2T=yes|MaxBurstLength=100|FirstBurstLength=abc", 1), 0);
 	cr_assert_str_eq(rsp(&f.out, "InitialR2T"), "Reject", "booleans are exactly Yes/No");
 	cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "Reject", "below 512");
 	cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "Reject");
-	cr_assert_str_eq(rsp(&f.out, "MaxRecvDataSegmentLength"), "Reject", "above 2^24-1");
 	/* rejected keys keep the RFC defaults */
 	cr_assert(f.res.initial_r2t);
 	cr_assert_eq(f.res.max_burst, 262144);
+}
+
+/* An out-of-range MaxRecvDataSegmentLength fails the login (issue 13, finding 10: it was
+ * answered "Reject" and then our own declaration of the same key, which initiators read as
+ * the answer, so the bad value went unnoticed). */
+Test(iscsi_params, mrdsl_out_of_range_fails_login)
+{
+	static const char *const bad[] = {"0", "1", "-1", "511", "16777216",
+					  "18446744073709551617", "abc", ""};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char spec[80];
+		NEGFIX(f);
+
+		fix_init(&f);
+		snprintf(spec, sizeof(spec), "MaxRecvDataSegmentLength=%s", bad[i]);
+		cr_assert_eq(run(&f, spec, 1), ISCSI_LOGIN_INITIATOR_ERROR, "'%s'", bad[i]);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		NEGFIX(f);
+
+		fix_init(&f);
+		cr_assert_eq(run(&f, i ? "MaxRecvDataSegmentLength=16777215"
+				       : "MaxRecvDataSegmentLength=512",
+				 1),
+			     0);
+		cr_assert_eq(f.res.max_xmit_dsl, i ? f.tp.max_xmit_dsl : 512);
+	}
 }
 
 Test(iscsi_params, not_understood_and_private_keys)

@@ -513,10 +513,11 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 	case KK_SECURITY:
 		return 0;
 	case KK_MRDSL:
-		if (!iscsit_parse_num(val, kd->max, &v) || v < kd->min) {
-			iscsit_text_add(out, kd->name, "Reject");
-			return 0;
-		}
+		/* Out of 512..2^24-1 (RFC 7143 13.12): the login fails with an initiator error,
+		 * as LIO does.  "Reject" would be ambiguous here: our answer carries our own
+		 * declaration of the same key, and initiators read the last one as ours. */
+		if (!iscsit_parse_num(val, kd->max, &v) || v < kd->min)
+			return ISCSI_LOGIN_INITIATOR_ERROR;
 		r->max_xmit_dsl = (uint32_t)(v < n->tgt->max_xmit_dsl ? v : n->tgt->max_xmit_dsl);
 		if (!n->declared_mrdsl) {
 			iscsit_text_addf(out, kd->name, "%u", n->tgt->max_recv_dsl);
