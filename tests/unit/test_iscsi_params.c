@@ -472,10 +472,46 @@ Test(iscsi_params, finish_clamps_first_burst)
 	f.tp.max_burst = 8192;
 	f.tp.first_burst = 65536;
 	cr_assert_eq(run(&f, "MaxBurstLength=16384|FirstBurstLength=65536", 1), 0);
+	/* the answer itself keeps FirstBurstLength <= MaxBurstLength (issue 13, finding 9:
+	 * it said 65536 next to 8192, so the initiator would send 65536 unsolicited) */
+	cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "8192");
+	cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "8192");
 	iscsit_neg_finish(&f.n);
 	cr_assert_eq(f.res.max_burst, 8192);
 	cr_assert_eq(f.res.first_burst, 8192);
 	cr_assert_eq(f.res.max_recv_dsl, f.tp.max_recv_dsl);
+}
+
+Test(iscsi_params, first_burst_answer_bounded_by_max_burst)
+{
+	/* the initiator proposes MaxBurstLength below FirstBurstLength, FirstBurst first */
+	{
+		NEGFIX(f);
+
+		fix_init(&f);
+		cr_assert_eq(run(&f, "FirstBurstLength=65536|MaxBurstLength=16384", 1), 0);
+		cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "16384");
+		cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "16384");
+		cr_assert_eq(f.res.first_burst, 16384);
+	}
+	/* MaxBurstLength agreed in an earlier request */
+	{
+		NEGFIX(f);
+
+		fix_init(&f);
+		cr_assert_eq(run(&f, "MaxBurstLength=4096", 1), 0);
+		cr_assert_eq(run(&f, "FirstBurstLength=65536", 1), 0);
+		cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "4096");
+	}
+	/* FirstBurstLength alone: bounded by our MaxBurstLength */
+	{
+		NEGFIX(f);
+
+		fix_init(&f);
+		f.tp.max_burst = 32768;
+		cr_assert_eq(run(&f, "FirstBurstLength=65536", 1), 0);
+		cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "32768");
+	}
 }
 
 static int nerr;

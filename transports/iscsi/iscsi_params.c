@@ -586,6 +586,17 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 		return 0;
 	}
 	v = combine(kd->kind, ours(n, k), v);
+	if (k == IK_FirstBurstLength) {
+		/* FirstBurstLength MUST NOT exceed MaxBurstLength (RFC 7143 13.14): the answer
+		 * says so, not only the session (issue 13, finding 9).  MaxBurstLength is a
+		 * minimum, so it ends at most at ours, or at what was already agreed. */
+		uint64_t mbl = ours(n, IK_MaxBurstLength);
+
+		if ((n->answered & BIT(IK_MaxBurstLength)) && r->max_burst < mbl)
+			mbl = r->max_burst;
+		if (v > mbl)
+			v = mbl;
+	}
 	set_result(n, k, v);
 	n->answered |= BIT(k);
 	if (kd->kind == KK_AND || kd->kind == KK_OR)
@@ -617,9 +628,29 @@ uint16_t iscsit_neg_login(struct iscsit_neg *n, struct iscsit_kv *kv, unsigned n
 	if (!n->session_type_known)
 		n->session_type_known = true; /* absent in the first PDU: Normal (RFC default) */
 
+	/* MaxBurstLength before FirstBurstLength, whatever their order in the request: the
+	 * answer for FirstBurstLength is bounded by the one for MaxBurstLength. */
+	unsigned fbl_at = nkv, mbl_at = nkv;
+
 	for (unsigned i = 0; i < nkv; i++) {
-		enum iscsit_key k = iscsit_key_lookup(kv[i].key);
+		if (!strcmp(kv[i].key, "FirstBurstLength") && fbl_at == nkv)
+			fbl_at = i;
+		else if (!strcmp(kv[i].key, "MaxBurstLength") && mbl_at == nkv)
+			mbl_at = i;
+	}
+	for (unsigned j = 0; j < nkv; j++) {
+		unsigned i = j;
+		enum iscsit_key k;
 		uint16_t st;
+
+		if (fbl_at < mbl_at && mbl_at < nkv) {
+			/* visit MaxBurstLength at FirstBurstLength's turn and the other way round */
+			if (j == fbl_at)
+				i = mbl_at;
+			else if (j == mbl_at)
+				i = fbl_at;
+		}
+		k = iscsit_key_lookup(kv[i].key);
 
 		if (k == IK_UNKNOWN) {
 			iscsit_text_add(out, kv[i].key, "NotUnderstood");
