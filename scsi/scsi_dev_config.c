@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "scsi/scsi_dev.h"
 
@@ -582,6 +583,23 @@ static void finish(struct cfg *c, int dev_line)
 		diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
 			   "%s: size %llu is smaller than one %u-byte block", c->p->name,
 			   (unsigned long long)size, c->bs->block_size);
+	/* Sizes that cannot be served are errors here, not a misleading failure at start
+	 * (issue 13, finding 11): offsets are off_t, and a ramdisk is memory of this machine. */
+	if (size > (uint64_t)INT64_MAX) {
+		diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
+			   "%s: size %llu is beyond the largest offset a device can have (2^63-1)",
+			   c->p->name, (unsigned long long)size);
+	} else if (c->hmask == H_RAM && size) {
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+		uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+
+		if (ram && size > ram)
+			diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
+				   "%s: a ramdisk of %llu MiB is larger than this machine's memory "
+				   "(%llu MiB)",
+				   c->p->name, (unsigned long long)(size >> 20),
+				   (unsigned long long)(ram >> 20));
+	}
 	/* a vcdrom's size is read-only in SCST: the image's */
 	c->bs->size = c->hmask == H_CD ? 0 : size;
 	if (size && (c->hmask & (H_FILE | H_CD)) && c->bs->filename[0])

@@ -275,6 +275,19 @@ Test(scsi_dev_config, size_and_size_mb)
 	assert_error(dev, 10, "smaller than one", NULL);
 	dev = conf("ramdisk", "d", NULL);
 	assert_error(dev, 5, "ramdisk needs size", NULL);
+	/* sizes that cannot be served (issue 13, finding 11: --check accepted them and the
+	 * start failed with "out of memory") */
+	dev = conf("ramdisk", "d", "size", "18446744073709551615", NULL);
+	assert_error(dev, 10, "largest offset", NULL);
+	dev = conf("vdisk_fileio", "d", "filename", F, "size", "18446744073709551615", NULL);
+	assert_error(dev, 11, "largest offset", NULL);
+	dev = conf("vdisk_nullio", "d", "size_mb", "8796093022208", NULL); /* 2^63 bytes */
+	assert_error(dev, 10, "largest offset", NULL);
+	dev = conf("ramdisk", "d", "size", "1024T", NULL);
+	assert_error(dev, 10, "larger than this machine's memory", NULL);
+	dev = conf("vdisk_nullio", "d", "size", "1024T", NULL); /* no memory behind it */
+	assert_clean(dev);
+	scsi_dev_destroy(dev);
 }
 
 Test(scsi_dev_config, identity_strings_and_scst_limits)
