@@ -105,7 +105,11 @@ static bool client_io(struct admin_srv *s, struct client *c)
 		c->inlen += (size_t)r;
 		c->in[c->inlen] = '\0';
 		char *nl = memchr(c->in, '\n', c->inlen);
-		if (nl) {
+		/* a NUL before the newline, not only one without a newline: "show\0x\n"
+		 * must not be read as "show" */
+		if (memchr(c->in, '\0', nl ? (size_t)(nl - c->in) : c->inlen)) {
+			client_answer(s, c, "NUL byte in request");
+		} else if (nl) {
 			*nl = '\0';
 			client_answer(s, c, NULL);
 		} else if (c->inlen == sizeof(c->in) - 1) {
@@ -113,8 +117,6 @@ static bool client_io(struct admin_srv *s, struct client *c)
 			snprintf(msg, sizeof(msg), "request longer than %d bytes",
 				 ADMIN_LINE_MAX - 1);
 			client_answer(s, c, msg);
-		} else if (memchr(c->in, '\0', c->inlen)) {
-			client_answer(s, c, "NUL byte in request");
 		}
 	}
 	while (c->outoff < c->out.len) {

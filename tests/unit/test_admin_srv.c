@@ -115,8 +115,11 @@ Test(admin_srv, an_over_long_line_gets_an_error_not_a_reset)
 	memset(big, 'x', sizeof(big));
 	char *a = ask(big, sizeof(big));
 	cr_assert(strstr(a, "longer than 1023 bytes"), "%s", a);
+	/* the documented message, not "show what?" (issue 13, finding 12) */
 	a = ask("show\0devices\n", 13);
-	cr_assert(strstr(a, "\"ok\":false"), "%s", a);
+	cr_assert(strstr(a, "\"ok\":false") && strstr(a, "NUL byte in request"), "%s", a);
+	a = ask("show\0", 5); /* no newline at all */
+	cr_assert(strstr(a, "NUL byte in request"), "%s", a);
 	admin_srv_stop(s);
 }
 
