@@ -24,7 +24,8 @@
 
 #define ADMIN_LINE_MAX	  1024 /* longest request line, newline included */
 #define ADMIN_TIMEOUT_MS  5000 /* a client has this long to send its line / take its answer */
-#define ADMIN_MAX_CLIENTS 16   /* served at once; more wait in the listen backlog */
+#define ADMIN_MAX_CLIENTS 16   /* served at once; a new one replaces the oldest silent one */
+#define ADMIN_EVICT_MS    1000 /* ... silent this long: full slots, so it may be replaced */
 
 #define ADMIN_MAX_OPTS 32 /* KEY=VALUE words in one request */
 

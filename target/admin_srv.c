@@ -1,8 +1,8 @@
 /* The admin socket's server: a Unix stream socket served by one thread of its own, so a slow
  * or hostile client never touches an I/O worker.  Every client socket is non-blocking and has
  * a deadline (ADMIN_TIMEOUT_MS) for sending its line and taking its answer; a line longer
- * than ADMIN_LINE_MAX gets an error answer; ADMIN_MAX_CLIENTS are served at once, more wait
- * in the listen backlog.  One
+ * than ADMIN_LINE_MAX gets an error answer; ADMIN_MAX_CLIENTS are served at once, and a new
+ * connection replaces the oldest one that has not sent its line yet.  One
  * request per connection: the answer ends with a newline and the server closes. */
 #include <errno.h>
 #include <fcntl.h>
@@ -136,14 +136,37 @@ static bool client_io(struct admin_srv *s, struct client *c)
 	return client_io(s, c);
 }
 
-/* Accept while there is room; beyond ADMIN_MAX_CLIENTS connections wait in the listen
- * backlog until a slot frees (every slot frees within ADMIN_TIMEOUT_MS). */
+/* The oldest client that has been sending its line for ADMIN_EVICT_MS or more without
+ * finishing it (a slower one may still be a real client that connected before writing), or
+ * -1. */
+static int oldest_unanswered(const struct admin_srv *s, long long now)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < s->ncl; i++)
+		if (!s->cl[i].answering &&
+		    s->cl[i].deadline - ADMIN_TIMEOUT_MS + ADMIN_EVICT_MS <= now &&
+		    (best < 0 || s->cl[i].deadline < s->cl[best].deadline))
+			best = (int)i;
+	return best;
+}
+
+/* Accept while there is room.  When every slot is taken, a new connection replaces the
+ * oldest client that has been silent for ADMIN_EVICT_MS: a crowd of silent clients must not
+ * make a real request wait for their deadlines one slot at a time (issue 13, finding 12);
+ * otherwise the connection waits in the listen backlog. */
 static void accept_all(struct admin_srv *s)
 {
-	while (s->ncl < ADMIN_MAX_CLIENTS) {
+	for (;;) {
+		int victim = -1;
+
+		if (s->ncl == ADMIN_MAX_CLIENTS && (victim = oldest_unanswered(s, now_ms())) < 0)
+			return;
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
+		if (victim >= 0)
+			client_close(s, (unsigned)victim);
 		struct client *c = &s->cl[s->ncl++];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
@@ -170,8 +193,20 @@ static void *srv_thread(void *arg)
 			i++;
 		}
 		p[0] = (struct pollfd){.fd = s->wake, .events = POLLIN};
+		if (s->ncl == ADMIN_MAX_CLIENTS) {
+			/* wake when the oldest silent client may be replaced */
+			for (unsigned i = 0; i < s->ncl; i++) {
+				long long at = s->cl[i].deadline - ADMIN_TIMEOUT_MS + ADMIN_EVICT_MS;
+
+				if (!s->cl[i].answering && at > now && at < next)
+					next = at;
+			}
+		}
 		p[1] = (struct pollfd){.fd = s->lfd,
-				       .events = s->ncl < ADMIN_MAX_CLIENTS ? POLLIN : 0};
+				       .events = s->ncl < ADMIN_MAX_CLIENTS ||
+						 oldest_unanswered(s, now) >= 0
+						     ? POLLIN
+						     : 0};
 		for (unsigned i = 0; i < s->ncl; i++)
 			p[n++] = (struct pollfd){
 			    .fd = s->cl[i].fd,

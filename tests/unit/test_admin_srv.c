@@ -144,6 +144,31 @@ Test(admin_srv, a_silent_client_does_not_block_others_and_is_cut_off)
 	admin_srv_stop(s);
 }
 
+/* 24 silent clients, more than the 16 slots: a request is answered once they have been
+ * silent for ADMIN_EVICT_MS (1 s), not after their 5 s deadlines (issue 13, finding 12:
+ * 1,000 silent clients made utgtadm time out).  The oldest silent ones are closed to make
+ * room. */
+Test(admin_srv, silent_clients_do_not_starve_a_request)
+{
+	struct admin_srv *s = start();
+	int silent[24];
+	struct timespec t0, t1;
+
+	for (int i = 0; i < 24; i++)
+		silent[i] = conn();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	char *a = ask("version\n", 8);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert(strstr(a, "1.2.3"), "no answer behind 24 silent clients: '%s'", a);
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, ADMIN_TIMEOUT_MS / 1000 - 1,
+		     "answered before any silent client's deadline");
+	/* the first silent client was replaced: EOF, no answer */
+	cr_assert_str_eq(drain(silent[0]), "");
+	for (int i = 1; i < 24; i++)
+		close(silent[i]);
+	admin_srv_stop(s);
+}
+
 Test(admin_srv, a_client_gone_mid_answer_is_harmless)
 {
 	struct admin_srv *s = start();
