@@ -123,6 +123,35 @@ Test(bs_fileio, missing_file_with_size_is_created_sparse)
 	fb_free(bs);
 }
 
+/* A file one device serves cannot be opened by another (issue 13, finding 5: a second
+ * daemon served the same backing file); the message names the holder.  Read-only devices
+ * may share a file with each other, not with a writer. */
+Test(bs_fileio, a_served_file_is_locked)
+{
+	struct backstore *a = fb_make(1 << 20, 512), *b = fb_new(0, 512), *r1, *r2;
+	char err[256], want[64];
+
+	cr_assert_eq(fb_open(b, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "in use by process %d", (int)getpid());
+	cr_assert(strstr(err, want), "%s", err);
+	b->read_only = true;
+	cr_assert_eq(fb_open(b, err, sizeof(err)), -1, "not even read-only while written");
+	free(b);
+	fb_free(a);
+	r1 = fb_new(0, 512);
+	r2 = fb_new(0, 512);
+	r1->read_only = r2->read_only = true;
+	cr_assert_eq(fb_open(r1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fb_open(r2, err, sizeof(err)), 0, "%s", err);
+	a = fb_new(0, 512);
+	cr_assert_eq(fb_open(a, err, sizeof(err)), -1, "no writer while read-only devices serve it");
+	free(a);
+	fb_free(r1);
+	fb_free(r2);
+	a = fb_make(0, 512); /* free again once they closed */
+	fb_free(a);
+}
+
 Test(bs_fileio, read_only_never_creates)
 {
 	struct backstore *bs = fb_new(1 << 20, 512);

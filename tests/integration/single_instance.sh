@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# suite-timeout: 120
+# Two daemons must not serve the same backing file (issue 13, finding 5): with another port
+# and --admin-socket none a second utgtd started and split persistent-reservation state with
+# the first.  The second must exit 1 naming the first's PID, and the first keep serving.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/integration/iscsi_lib.sh
+start_utgtd "
+HANDLER vdisk_fileio {
+	DEVICE f0 {
+		filename @DIR@/f0.img
+		size_mb 16
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:@PORT@
+	TARGET iqn.2026-12.org.utgt:single {
+		enabled 1
+		LUN 0 f0
+	}
+}"
+P2=$(free_port $((UT_PORT + 1)))
+sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P2/" "$UT_DIR/utgtd.conf" >"$UT_DIR/second.conf"
+# foreground: the second one returns as soon as it gave up (bounded at 60 s)
+timeout 60 "$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket none \
+	--state-dir "$UT_DIR/state2" >"$UT_DIR/second.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok "second daemon on the same file exits 1" || bad "second daemon: exit $rc"
+grep -q "f0.img is in use by process $UT_PID" "$UT_DIR/second.log" &&
+	ok "its message names the first daemon's pid $UT_PID" ||
+	bad "no 'in use by process $UT_PID': $(cat "$UT_DIR/second.log")"
+if kill -0 "$UT_PID" 2>/dev/null; then ok "the first still runs"; else bad "the first died"; fi
+timeout 60 iscsi-inq "iscsi://127.0.0.1:$UT_PORT/iqn.2026-12.org.utgt:single/0" >/dev/null 2>&1 &&
+	ok "and serves its LU" || bad "the first does not answer INQUIRY"
+if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; fi
+[ $FAILS -eq 0 ]
