@@ -1,9 +1,11 @@
 /* Logical unit lifetime: build, open (size the LU from its backstore, set mode page defaults,
  * create the per-LU state of each subsystem), resize, destroy. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "scsi/scsi_core.h"
 #include "scsi/scsi_srcu.h"
@@ -71,6 +73,62 @@ static bool cd_empty(const struct scsi_dev *dev)
 	return dev->p.type == SCSI_TYPE_CDROM && !dev->bs->filename[0];
 }
 
+/* Create only on first use (issue 13, finding 6): a file that vanished while the daemon was
+ * stopped must not come back empty with the same identity and the old reservations.  The
+ * state dir remembers which file each DEVICE served (served_dir/<device>: its filename);
+ * a missing file is created only if this DEVICE never served it, or with create_missing. */
+static bool served_path(const struct scsi_dev *dev, char *path, size_t len)
+{
+	return dev->p.served_dir[0] &&
+	       (size_t)snprintf(path, len, "%s/%s", dev->p.served_dir, dev->p.name) < len;
+}
+
+static int first_use_check(const struct scsi_dev *dev, char *err, size_t errlen)
+{
+	const struct backstore *bs = dev->bs;
+	char path[PATH_MAX], was[PATH_MAX + 2] = "";
+	struct stat st;
+	FILE *f;
+
+	if (strcmp(bs->ops->name, "vdisk_fileio") || !bs->filename[0] || bs->create_missing ||
+	    !served_path(dev, path, sizeof(path)))
+		return 0;
+	if (stat(bs->filename, &st) == 0 || errno != ENOENT)
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* never served: first use */
+	if (!fgets(was, sizeof(was), f))
+		was[0] = '\0';
+	fclose(f);
+	was[strcspn(was, "\n")] = '\0';
+	if (strcmp(was, bs->filename))
+		return 0; /* it served another file: this one is new */
+	snprintf(err, errlen,
+		 "%s: %s is missing but was served before (%s): not recreating it empty "
+		 "(restore it, or set create_missing 1)",
+		 dev->p.name, bs->filename, path);
+	return -1;
+}
+
+static void mark_served(const struct scsi_dev *dev)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (strcmp(dev->bs->ops->name, "vdisk_fileio") || !served_path(dev, path, sizeof(path)))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", dev->bs->filename);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
 static void size_from_bs(struct scsi_dev *dev)
 {
 	uint32_t bsz = dev->bs->block_size ? dev->bs->block_size : 512;
@@ -105,8 +163,11 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 		dev->medium_removed = true;
 		goto subsystems;
 	}
+	if (first_use_check(dev, err, errlen))
+		return -1;
 	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
 		return -1;
+	mark_served(dev);
 	size_from_bs(dev);
 	if (dev->nr_blocks == 0) {
 		if (bs->ops->close)

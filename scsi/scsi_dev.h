@@ -79,6 +79,7 @@ struct scsi_dev_params {
 	 * device's for blockio, else 4096 bytes) as LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
 	bool lb_per_pb_exp;
 	char pr_file_dir[256];    /* where APTPL state is kept; "" = no persistence */
+	char served_dir[256];     /* where served files are remembered; "" = not kept */
 };
 
 struct scsi_ua_state;  /* scsi/spc_ua.c */

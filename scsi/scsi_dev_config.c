@@ -186,6 +186,7 @@ static bool set_removable(struct cfg *c, const struct utgt_attr *a)
 	return cd_fixed_on(c, a, &c->p->removable);
 }
 BOOL_SETTER(set_nv_cache, c->bs->nv_cache)
+BOOL_SETTER(set_create_missing, c->bs->create_missing)
 BOOL_SETTER(set_o_direct, c->bs->o_direct)
 BOOL_SETTER(set_write_through, c->bs->write_through)
 BOOL_SETTER(set_dummy, c->bs->dummy)
@@ -447,6 +448,7 @@ static const struct attr_def attr_defs[] = {
     {"blocksize", H_ALL, K_USED, set_blocksize},
     {"read_only", H_ALL, K_USED, set_read_only},
     {"nv_cache", H_DISK, K_USED, set_nv_cache},
+    {"create_missing", H_FILE, K_USED, set_create_missing},
     {"o_direct", H_FILE, K_USED, set_o_direct},
     {"write_through", H_DISK, K_USED, set_write_through},
     {"thin_provisioned", H_DISK | H_RAM, K_USED, set_thin},

@@ -360,6 +360,8 @@ static void main_loop(int sfd, struct tgt_run *run)
  * directory (devices added live use it too), "" when there is none. */
 static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir, size_t dirlen)
 {
+	char served[sizeof(((struct scsi_dev_params *)0)->served_dir)];
+
 	if ((size_t)snprintf(dir, dirlen, "%s/pr", state_dir) >= dirlen) {
 		tgt_log(LOG_WARNING, "state dir %s: path too long; APTPL disabled", state_dir);
 		dir[0] = '\0';
@@ -374,6 +376,16 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir,
 		if (cfg->devices[i].dev)
 			snprintf(cfg->devices[i].dev->p.pr_file_dir,
 				 sizeof(cfg->devices[i].dev->p.pr_file_dir), "%s", dir);
+	/* <state-dir>/served/<device>: the file each DEVICE served (create only on first use) */
+	if ((size_t)snprintf(served, sizeof(served), "%s/served", state_dir) >= sizeof(served) ||
+	    (mkdir(served, 0700) < 0 && errno != EEXIST)) {
+		tgt_log(LOG_WARNING, "%s/served: cannot keep which files were served", state_dir);
+		return;
+	}
+	for (unsigned i = 0; i < cfg->ndevices; i++)
+		if (cfg->devices[i].dev)
+			snprintf(cfg->devices[i].dev->p.served_dir,
+				 sizeof(cfg->devices[i].dev->p.served_dir), "%s", served);
 }
 
 /* Bind the admin socket early, so a second utgtd on it stops before opening anything. */

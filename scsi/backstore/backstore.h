@@ -84,6 +84,7 @@ struct backstore {
 	bool o_direct;
 	bool write_through; /* open O_DSYNC: every write durable; WCE reads 0 */
 	bool thin_provisioned;
+	bool create_missing; /* fileio: create a missing file even if it was served before */
 	bool dummy;          /* nullio: the device exists but I/O does nothing */
 	bool read_zero;      /* nullio: reads return zeros (default) */
 	bool can_unmap;      /* set by open(): UNMAP really deallocates */
