@@ -48,6 +48,11 @@ def status_kb(field):
     return 0
 
 
+def cpu_s():
+    f = open("/proc/%d/stat" % PID).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def sessions():
     out = subprocess.run([ADM, "-s", SOCK, "show", "sessions", "--json"], capture_output=True,
                          text=True, timeout=30).stdout
@@ -189,8 +194,19 @@ def nop_flood():
         check(rss - base <= 8 * MiB + MARGIN,
               "NOP-Out flood: RSS grew %d MiB (tx share 8 + margin 40)" % ((rss - base) // MiB))
     stop.set()
+    # a reset, not a FIN: what a client that dies with unread data in its buffers sends
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     c.close()
     th.join(30)
+    # the target notices although it stopped reading from it (it used to keep the session
+    # until other traffic flushed the connection, its worker woken by the error every round)
+    cpu0 = cpu_s()
+    gone = wait_for("NOP-Out flood: session released after the reset",
+                    lambda: session_of(isid) is None, 1 << 62)
+    check(gone, "NOP-Out flood: the session goes when the client resets")
+    if gone:
+        used = cpu_s() - cpu0
+        print("     NOP-Out flood: released, %.2f s of daemon CPU meanwhile" % used, flush=True)
 
 
 def session_limits():

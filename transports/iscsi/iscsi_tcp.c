@@ -165,6 +165,17 @@ static void sock_ready(struct ut_watch *w, uint32_t events)
 	    (struct iscsit_tcp *)((char *)w - offsetof(struct iscsit_tcp, watch));
 	struct iscsit_conn *c = tc->conn;
 
+	if ((events & (EPOLLERR | EPOLLHUP)) && (tc->tx_backlog || c->rx_paused) &&
+	    c->state != CONN_CLOSING) {
+		/* Input is stopped (output backlogged, or the receiver paused: budget, logout,
+		 * reinstatement), so the receive path would not see the reset, and the
+		 * level-triggered error would wake this loop for nothing, over and over, until
+		 * something else flushed the connection: the peer is gone, close now. */
+		iscsit_conn_close(c, tc->tx_backlog
+					 ? "connection reset while its output was backlogged"
+					 : "connection reset while its input was paused");
+		return;
+	}
 	if (events & EPOLLOUT)
 		iscsit_conn_mark_dirty(c);
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
