@@ -5,7 +5,11 @@ CC       ?= cc
 BUILD    ?= build
 OPT      ?= -O2
 SAN      ?=
-CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -pthread -I. $(SAN) $(EXTRA_CFLAGS)
+# One version for utgtd, utgtadm and utgt-bench: a release tag (vX.Y.Z) when git has one,
+# else the VERSION file (a tarball, or no tag yet).
+UTGT_VERSION := $(or $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null)),$(shell cat VERSION))
+CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -pthread -I. $(SAN) $(EXTRA_CFLAGS) \
+	    -DUTGT_VERSION='"$(UTGT_VERSION)"'
 LDFLAGS  := -pthread $(SAN) $(EXTRA_LDFLAGS)
 LIBS     := -luring -lisal -lcrypto -lm -libverbs -lrdmacm
 BENCH_LIBS := -liscsi -luring -lm

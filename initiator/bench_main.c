@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VERSION "utgt-bench-0.1"
+#define VERSION "utgt-bench-" UTGT_VERSION
 
 static void on_signal(int sig)
 {

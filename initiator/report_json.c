@@ -269,7 +269,7 @@ void ub_report_json(FILE *f, const struct ub_run *run, const struct ub_bench *b)
 	strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", localtime(&now));
 	ub_json_init(&j, f);
 	ub_json_obj(&j, NULL);
-	ub_json_str(&j, "fio version", "utgt-bench-0.1");
+	ub_json_str(&j, "fio version", "utgt-bench-" UTGT_VERSION);
 	ub_json_u64(&j, "timestamp", (uint64_t)now);
 	ub_json_u64(&j, "timestamp_ms", (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000);
 	ub_json_str(&j, "time", tbuf);

@@ -57,7 +57,7 @@ void ub_report_terse(FILE *f, const struct ub_run *run)
 		uint64_t total = 0;
 
 		ub_group_sum(run->res, run->nres, r->groupid, &s);
-		fprintf(f, "3;utgt-bench-0.1;%s;%u;%d", r->name, r->groupid, r->error);
+		fprintf(f, "3;utgt-bench-" UTGT_VERSION ";%s;%u;%d", r->name, r->groupid, r->error);
 		ddir(f, r, 0, s.bytes[0]);
 		ddir(f, r, 1, s.bytes[1]);
 		fprintf(f, ";%f%%;%f%%;%llu;%llu;%llu",

@@ -87,6 +87,7 @@ static void usage(FILE *out)
 	    "    -s, --socket PATH  the daemon's admin socket (default " DEFAULT_SOCKET ",\n"
 	    "                       i.e. <state-dir>/utgtd.sock; see utgtd --admin-socket)\n"
 	    "    -j, --json         print the daemon's JSON answer as it came (for jq)\n"
+	    "    -V, --version      utgtadm's own version (the daemon's: utgtadm version)\n"
 	    "    -h, --help         this text\n"
 	    "\n"
 	    "EXIT STATUS\n"
@@ -565,6 +566,9 @@ int main(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			usage(stdout);
+			return 0;
+		} else if (!strcmp(o, "-V") || !strcmp(o, "--version")) {
+			printf("utgtadm %s\n", UTGT_VERSION); /* the daemon's: `utgtadm version` */
 			return 0;
 		} else {
 			break;

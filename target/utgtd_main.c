@@ -36,7 +36,6 @@
 #include "target/tgt_notify.h"
 #include "target/tgt_run.h"
 
-#define UTGTD_VERSION	"0.1.0"
 #define DEFAULT_CONFIG	"/etc/utgt/scst.conf"
 #define DEFAULT_WORKERS 4
 #define DEFAULT_STATE_DIR "/var/lib/utgt"
@@ -138,7 +137,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->workers = (unsigned)v;
 			break;
 		case 'V':
-			printf("utgtd %s\n", UTGTD_VERSION);
+			printf("utgtd %s\n", UTGT_VERSION);
 			return -1;
 		case 'h':
 			usage(stdout);
@@ -466,7 +465,7 @@ static int run_daemon(const struct opts *o)
 	core = true;
 	if (tgt_run_start(&run) != 0)
 		goto out;
-	ai = (struct admin_info){.run = &run, .version = UTGTD_VERSION, .started = time(NULL)};
+	ai = (struct admin_info){.run = &run, .version = UTGT_VERSION, .started = time(NULL)};
 	if (admin) {
 		char err[256];
 		if (admin_srv_serve(admin, &ai, err, sizeof(err)) != 0) {
@@ -475,7 +474,7 @@ static int run_daemon(const struct opts *o)
 		}
 		tgt_log(LOG_INFO, "admin socket %s", admin_srv_path(admin));
 	}
-	tgt_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGTD_VERSION,
+	tgt_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGT_VERSION,
 		o->config, cfg->ndevices, count_targets(cfg));
 	if (ready >= 0) {
 		int null = open("/dev/null", O_RDWR);

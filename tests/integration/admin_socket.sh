@@ -44,7 +44,7 @@ echo "-- the socket"
 [ "$(stat -c %a "$UT_SOCK" 2>/dev/null)" = 600 ] && ok "socket mode 0600" || bad "socket mode: $(stat -c %a "$UT_SOCK" 2>&1)"
 grep -q "admin socket $UT_SOCK" "$UT_LOG" && ok "its path is logged" || bad "no 'admin socket' log line"
 out=$(adm version --json)
-[ "$(echo "$out" | jq -r '.ok, .version, .pid' | tr '\n' ' ')" = "true 0.1.0 $UT_PID " ] && ok "version: $out" || bad "version: $out"
+[ "$(echo "$out" | jq -r '.ok, .version, .pid' | tr '\n' ' ')" = "true $("$UTGTD" -V | cut -d' ' -f2) $UT_PID " ] && ok "version: $out" || bad "version: $out"
 out=$(adm show targets --json)
 if [ "$(echo "$out" | jq -r ".drivers[0].name, .drivers[0].running, .drivers[0].portals[0], (.drivers[0].targets[0] | .name, .luns[0].device, .groups[0].luns[0].device)" | tr '\n' ' ')" = \
 	"iscsi true 127.0.0.1:$UT_PORT $T rd0 rd1 " ]; then ok "show targets: driver, portal, target, LUN 0 -> rd0, GROUP backup LUN 0 -> rd1"; else bad "show targets: $out"; fi

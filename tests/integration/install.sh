@@ -36,6 +36,15 @@ grep -q '^ExecStart=/usr/sbin/utgtd -f -c ${UTGTD_CONFIG} -s /var/lib/utgt$' "$D
 "$D/usr/sbin/utgtd" --check -c "$D/etc/utgt/scst.conf" >/dev/null 2>"$W/check" && ok "the installed scst.conf passes --check" ||
 	{ bad "installed scst.conf: $(cat "$W/check")"; }
 
+v=$("$D/usr/sbin/utgtd" -V | cut -d' ' -f2)
+[ -n "$v" ] && [ "$("$D/usr/sbin/utgtadm" --version)" = "utgtadm $v" ] &&
+	[ "$("$D/usr/bin/utgt-bench" --version)" = "utgt-bench-$v" ] &&
+	ok "utgtd, utgtadm and utgt-bench print one version ($v)" ||
+	bad "versions: utgtd '$v', $("$D/usr/sbin/utgtadm" --version), $("$D/usr/bin/utgt-bench" --version)"
+dv=$(sed -n '1s/^utgt (\([^)]*\)).*/\1/p' debian/changelog)
+[ "${dv%%-*}" = "$(cat VERSION)" ] && ok "debian/changelog's version $dv is VERSION's" ||
+	bad "debian/changelog says $dv, VERSION $(cat VERSION)"
+
 echo "-- reinstall and uninstall keep the administrator's scst.conf"
 echo "# mine" >>"$D/etc/utgt/scst.conf"
 mk install DESTDIR="$D" PREFIX=/usr && grep -q '^# mine$' "$D/etc/utgt/scst.conf" && ok "reinstall kept it" || bad "reinstall overwrote scst.conf"
