@@ -1046,6 +1046,9 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 	    !(x->stop && *x->stop)) {
 		jr->verify_phase = true;
 		jr->stopping = false;
+		/* an I/O of the workload chosen but held back by pacing when it ended must not
+		 * become the read-back's first command */
+		jr->have_next = false;
 		jr->vnext = 0;
 		run_loop(jr);
 	}
