@@ -3,8 +3,9 @@
 # one port group active/optimized, the other active/non-optimized, then standby.  The default
 # rr policy sends everything to the optimized path (as dm-multipath's group_by_prio + alua and
 # ESXi's PSP_RR over an ALUA SATP do); rr-all shares the active ones but avoids the standby one.
-# The per-path ALUA states come from REPORT TARGET PORT GROUPS.  A state change moving I/O is
-# unit-tested (test_bench_mpath: utgtd's states are fixed by its configuration).
+# The per-path ALUA states come from REPORT TARGET PORT GROUPS.  A state changed live through
+# utgtadm (UA 2A/06, then a fresh REPORT TARGET PORT GROUPS) moves I/O: with the optimized
+# group in standby, the non-optimized path, idle until then, carries it.
 . "$(dirname "$0")/lib/bench_env.sh"
 [ "$UB_TARGET" = utgtd ] || { echo "bench_alua: utgtd only (needs its ALUA config)"; exit 0; }
 pick_port p1
@@ -77,6 +78,39 @@ check "--policy=alua (the old name) is rr: 0/512" test "$(jget "$TMPD/alua.json"
 run rr-all rrall
 check "rr-all shares the two active paths 256/256" test "$(jget "$TMPD/rrall.json" \
 	'[.jobs[0].paths[].write_ios] | join(",")')" = 256,256
+
+# Live change: a job runs (until stopped) on the optimized path; its group goes standby.
+received() { # received PORT: bytes utgtd has received on its connections to PORT
+	ss -Htin state established "( sport = :$1 )" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { split($i, a, ":"); n += a[2] } }
+		     END { print n + 0 }'
+}
+more_than() { [ "$(received "$1")" -gt "$2" ]; }
+"$BENCH" --paths="iscsi://127.0.0.1:$p2/$IQN-b/0,iscsi://127.0.0.1:$p1/$IQN-a/0" --name=live \
+	--rw=randwrite --bs=4k --iodepth=4 --size=2m --time_based --runtime=120 \
+	--output-format=json >"$TMPD/live.json" 2>"$TMPD/live.err" &
+bench=$!
+KILL_NOW+=("$bench")
+base=$(received "$p1")
+wait_for more_than "$p1" $((base + 262144)) || bad "no I/O on the optimized path"
+idle=$(received "$p2")
+"$(dirname "$UTGTD")/utgtadm" -s "$TMPD/utgtd.sock" set tgroup fast dgroup=dg0 state=standby \
+	>"$TMPD/adm.out" 2>&1 || bad "utgtadm set tgroup: $(cat "$TMPD/adm.out")"
+wait_for more_than "$p2" $((idle + 262144)) || bad "no I/O moved to the non-optimized path"
+kill -INT "$bench"
+wait "$bench"
+rc=$?
+check "live change: the job ended cleanly when stopped (rc $rc, error $(jget "$TMPD/live.json" \
+	'.jobs[0].error'))" test $rc = 0 -a "$(jget "$TMPD/live.json" '.jobs[0].error')" = 0
+check "  the change is an event: $(jget "$TMPD/live.json" '[.jobs[0].events[] | select(.message |
+	test("ALUA")) | .message] | join("; ")')" test "$(jget "$TMPD/live.json" '[.jobs[0].events[] |
+	select(.message | test("path 1 ALUA active/optimized -> standby"))] | length')" = 1
+check "  both paths carried writes: $(jget "$TMPD/live.json" '[.jobs[0].paths[].write_ios] |
+	join(",")') (non-optimized, then optimized)" test "$(jget "$TMPD/live.json" \
+	'[.jobs[0].paths[].write_ios > 0] | all')" = true
+check "  ALUA states at the end: $(jget "$TMPD/live.json" '[.jobs[0].paths[].alua] | join(",")')" \
+	test "$(jget "$TMPD/live.json" '[.jobs[0].paths[].alua] | join(",")')" = \
+	"active/non-optimized,standby"
 stop
 serve standby
 run rr-all sb
