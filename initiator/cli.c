@@ -25,6 +25,8 @@ void ub_bench_defaults(struct ub_bench *b)
 	b->mp.eng.immediate_data = -1;
 	b->mp.eng.io_timeout_s = 30;
 	b->mp.eng.connect_timeout_ms = 5000;
+	b->mp.eng.nop_interval_ms = 5000;
+	b->mp.eng.nop_timeout_ms = 5000;
 	b->progress = -1;
 	b->fmt = UB_OUT_NORMAL;
 	b->cdm_passes = 1;
@@ -69,7 +71,7 @@ void ub_cli_usage(FILE *f)
 	    "  --initiator-name=IQN --header-digest=none|crc32c|none,crc32c|crc32c,none\n"
 	    "  --data-digest=none|crc32c --nodelay=0|1 --max-recv-dsl=BYTES\n"
 	    "  --initial-r2t=yes|no --immediate-data=yes|no --connect-timeout=TIME (5s)\n"
-	    "  --io-timeout=SECONDS (30)\n"
+	    "  --io-timeout=SECONDS (30) --nop-interval=TIME (5s, 0: no pings) --nop-timeout=TIME (5s)\n"
 	    "\n"
 	    "Presets and output:\n"
 	    "  --preset=cdm|seed-rbd|rados-bench   --cdm-passes=N (1)\n"
@@ -317,6 +319,10 @@ static int bench_opt(struct ub_bench *b, enum ub_preset *preset, const char *key
 		uint64_t ns;
 		NEED_VAL ok = ub_parse_time(v, 1000000000ull, &ns) && ns / 1000000000ull <= 3600;
 		b->mp.eng.io_timeout_s = (unsigned)(ns / 1000000000ull);
+	} else if (!strcmp(k, "nop-interval")) {
+		NEED_VAL ok = ms_opt(v, &b->mp.eng.nop_interval_ms);
+	} else if (!strcmp(k, "nop-timeout")) {
+		NEED_VAL ok = ms_opt(v, &b->mp.eng.nop_timeout_ms) && b->mp.eng.nop_timeout_ms;
 	} else if (!strcmp(k, "reconnect-delay")) {
 		NEED_VAL ok = ms_opt(v, &b->mp.reconnect_delay_ms);
 	} else if (!strcmp(k, "no-path-timeout")) {

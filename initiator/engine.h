@@ -65,6 +65,10 @@ struct ub_eng_opts {
 	uint32_t max_recv_dsl;
 	unsigned io_timeout_s;
 	unsigned connect_timeout_ms;
+	/* iSCSI over TCP: a NOP-Out ping when nothing was received for nop_interval_ms (0: none);
+	 * no NOP-In within nop_timeout_ms fails the path (open-iscsi's noop_out_interval and
+	 * noop_out_timeout) */
+	unsigned nop_interval_ms, nop_timeout_ms;
 	/* the largest data transfer the job issues (its bs); 0 = unknown.  Engines with a
 	 * per-command limit refuse a larger one in create(). */
 	uint64_t max_io_bytes;

@@ -61,6 +61,9 @@ struct iscsi_path {
 	struct ub_io *wait_head, *wait_tail;
 	unsigned nwait;
 	uint64_t last_progress_ns;
+	/* NOP-Out pings (TCP only): anything received since last_rx_ns shows the path alive */
+	uint64_t last_rx_ns, ping_sent_ns;
+	bool ping_out;
 };
 
 #define P(ep) ((struct iscsi_path *)(ep))
@@ -320,6 +323,8 @@ static void setup_done(struct ub_io *io)
 		return;
 	}
 	p->phase = PH_UP;
+	p->last_rx_ns = ub_now_ns();
+	p->ping_out = false;
 }
 
 static void login_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
@@ -542,6 +547,54 @@ static void iser_service(struct iscsi_path *p, short revents)
 		teardown(p, true);
 }
 
+static void nop_in(struct iscsi_context *ctx, int status, void *data, void *priv)
+{
+	struct iscsi_path *p = priv;
+
+	(void)data;
+	if (ctx != p->ctx) /* the context is being destroyed */
+		return;
+	p->ping_out = false;
+	if (status == SCSI_STATUS_GOOD)
+		p->last_rx_ns = ub_now_ns();
+}
+
+/* A path whose packets vanish (a cut link, a dropping firewall) sends no RST: without pings
+ * it is noticed only when a command times out, and an idle path not at all.  Ping when
+ * nothing came back for nop_interval; no NOP-In within nop_timeout fails the path. */
+static void ping(struct iscsi_path *p, uint64_t now)
+{
+	const uint64_t ms = 1000000ull;
+
+	if (!p->o.nop_interval_ms || p->phase != PH_UP || p->failed || p->url.iser)
+		return;
+	if (!p->ping_out) {
+		if (now - p->last_rx_ns < p->o.nop_interval_ms * ms)
+			return;
+		if (iscsi_nop_out_async(p->ctx, nop_in, NULL, 0, p) == 0) {
+			p->ping_out = true;
+			p->ping_sent_ns = now;
+		}
+		return;
+	}
+	if (now - p->ping_sent_ns < p->o.nop_timeout_ms * ms)
+		return;
+	/* An answer may be waiting unread after this process was descheduled: read first. */
+	{
+		struct pollfd pfd = {.fd = iscsi_get_fd(p->ctx), .events = POLLIN};
+		if (poll(&pfd, 1, 0) > 0 && iscsi_service(p->ctx, POLLIN) < 0)
+			fail(p, iscsi_get_error(p->ctx));
+	}
+	if (p->ping_out && !p->failed) {
+		snprintf(p->err, sizeof(p->err),
+			 "%s: no NOP-In answer to a NOP-Out ping within %u ms (nothing received "
+			 "for %.1f s): the path is silent",
+			 p->url.portal, p->o.nop_timeout_ms,
+			 (double)(now - p->last_rx_ns) / 1e9);
+		p->failed = true;
+	}
+}
+
 static void isc_service(struct ub_epath *ep, short revents)
 {
 	struct iscsi_path *p = P(ep);
@@ -565,6 +618,8 @@ static void isc_service(struct ub_epath *ep, short revents)
 	}
 	if (!p->failed && p->ctx && (revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		fail(p, "connection closed by the target");
+	if (!p->failed && p->ctx)
+		ping(p, ub_now_ns());
 	if (p->failed)
 		teardown(p, true);
 }
@@ -580,7 +635,7 @@ static void io_cb(struct iscsi_context *ctx, int status, void *data, void *priv)
 	(void)ctx;
 	(void)data;
 	p->inflight--;
-	p->last_progress_ns = ub_now_ns();
+	p->last_progress_ns = p->last_rx_ns = ub_now_ns();
 	io->residual = 0;
 	switch (status) {
 	case SCSI_STATUS_GOOD:
