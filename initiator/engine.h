@@ -75,7 +75,8 @@ struct ub_eng_opts {
 	/* block engine */
 	bool direct;
 	unsigned queue_depth;
-	bool sqpoll, registerfiles, nonvectored, hipri;
+	bool sqpoll, registerfiles, hipri;
+	int nonvectored; /* 1 READ/WRITE, 0 READV/WRITEV, -1 READ/WRITE where supported */
 	unsigned submit_batch; /* hand SQEs to the kernel every this many (0: once per round) */
 	int sqpoll_cpu;
 	uint64_t null_size; /* null engine: the size it pretends to have */
@@ -99,6 +100,10 @@ struct ub_engine {
 	int (*pollfd)(struct ub_epath *p, struct pollfd *pfd);
 	/* Handle revents (0: a timer tick, for timeouts and connect deadlines). */
 	void (*service)(struct ub_epath *p, short revents);
+	/* Optional: wait up to timeout_ms for completions in the engine's own system call (the
+	 * way fio reaps io_uring) instead of poll() on pollfd(); >0 when service() has some to
+	 * deliver.  Multipath uses it when the job has this one path. */
+	int (*wait)(struct ub_epath *p, int timeout_ms);
 	/* 0: queued; <0: refused (path not up, or pass-through unsupported: -ENOTSUP). */
 	int (*submit)(struct ub_epath *p, struct ub_io *io);
 	void (*geometry)(struct ub_epath *p, uint32_t *block_size, uint64_t *nblocks);

@@ -3,7 +3,14 @@
  * kernel owns the SCSI layer there, so multipath checks are not available on this engine.
  * Flushes are fsync, trims punch holes (files) or discard (devices, through fallocate), sync
  * writes carry RWF_DSYNC, priorities go in the SQE; fio's io_uring options sqthread_poll,
- * registerfiles and nonvectored map to the ring's setup. */
+ * registerfiles and nonvectored map to the ring's setup.
+ *
+ * The ring is driven as fio's io_uring engine drives it, so that both measure the same kernel
+ * work: the same setup flags (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN where the kernel has
+ * them: completions are run when the job asks for them, not by interrupting it), READ/WRITE
+ * rather than READV/WRITEV where the kernel has them (fio's nonvectored=-1 probe), and
+ * completions waited for in io_uring_enter(GETEVENTS, min_complete=1) after the CQ ring was
+ * found empty, rather than in poll(). */
 #include "initiator/engine.h"
 
 #include <errno.h>
@@ -15,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct block_path {
@@ -23,6 +31,8 @@ struct block_path {
 	int fd;
 	struct io_uring ring;
 	bool ring_ok;
+	bool defer;	  /* DEFER_TASKRUN: completions appear only after an enter with GETEVENTS */
+	bool nonvectored; /* IORING_OP_READ/WRITE rather than READV/WRITEV */
 	unsigned depth;
 	unsigned inflight;
 	unsigned unsubmitted;
@@ -68,6 +78,47 @@ static void blk_destroy(struct ub_epath *ep)
 {
 	blk_close(B(ep));
 	free(ep);
+}
+
+/* fio's ring: COOP_TASKRUN | SINGLE_ISSUER | DEFER_TASKRUN, dropping what the kernel refuses
+ * (the thread that connects is the job's, the only one that ever enters this ring). */
+static int ring_setup(struct block_path *p)
+{
+	unsigned want = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER |
+			IORING_SETUP_DEFER_TASKRUN;
+	int rc;
+
+	if (p->o.sqpoll)
+		want = 0; /* the SQ thread submits: no single issuer, no deferred task work */
+	for (;;) {
+		struct io_uring_params par = {0};
+
+		par.flags = want;
+		if (p->o.sqpoll) {
+			par.flags |= IORING_SETUP_SQPOLL;
+			par.sq_thread_idle = 1000;
+			if (p->o.sqpoll_cpu >= 0) {
+				par.flags |= IORING_SETUP_SQ_AFF;
+				par.sq_thread_cpu = (unsigned)p->o.sqpoll_cpu;
+			}
+		}
+		rc = io_uring_queue_init_params(p->depth, &p->ring, &par);
+		if (rc != -EINVAL || !want)
+			break;
+		want = want & IORING_SETUP_DEFER_TASKRUN
+			   ? want & ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER)
+			   : 0;
+	}
+	p->defer = rc >= 0 && (want & IORING_SETUP_DEFER_TASKRUN);
+	p->nonvectored = p->o.nonvectored > 0;
+	if (rc >= 0 && p->o.nonvectored < 0) {
+		struct io_uring_probe *pr = io_uring_get_probe_ring(&p->ring);
+		p->nonvectored = pr && io_uring_opcode_supported(pr, IORING_OP_READ) &&
+				 io_uring_opcode_supported(pr, IORING_OP_WRITE);
+		if (pr)
+			io_uring_free_probe(pr);
+	}
+	return rc;
 }
 
 static int blk_connect(struct ub_epath *ep)
@@ -117,18 +168,7 @@ static int blk_connect(struct ub_epath *ep)
 		blk_close(p);
 		return -1;
 	}
-	{
-		struct io_uring_params par = {0};
-		if (p->o.sqpoll) {
-			par.flags |= IORING_SETUP_SQPOLL;
-			par.sq_thread_idle = 1000;
-			if (p->o.sqpoll_cpu >= 0) {
-				par.flags |= IORING_SETUP_SQ_AFF;
-				par.sq_thread_cpu = (unsigned)p->o.sqpoll_cpu;
-			}
-		}
-		rc = io_uring_queue_init_params(p->depth, &p->ring, &par);
-	}
+	rc = ring_setup(p);
 	if (rc >= 0 && (p->o.registerfiles || p->o.sqpoll)) {
 		rc = io_uring_register_files(&p->ring, &p->fd, 1);
 		if (rc < 0)
@@ -227,9 +267,13 @@ static void blk_service(struct ub_epath *ep, short revents)
 	int res[64];
 	unsigned n;
 
-	(void)revents;
 	if (!p->ring_ok)
 		return;
+	/* Deferred completions (DEFER_TASKRUN) appear in the CQ ring only after an enter; a
+	 * caller that polled rather than waited (setup helpers, timer ticks) needs one. */
+	(void)revents;
+	if (p->defer && p->inflight && !io_uring_cq_ready(&p->ring))
+		io_uring_get_events(&p->ring);
 	/* Collect first, complete after: done() may submit, which touches the ring. */
 	do {
 		n = 0;
@@ -242,6 +286,34 @@ static void blk_service(struct ub_epath *ep, short revents)
 		for (unsigned i = 0; i < n; i++)
 			complete(p, done[i], res[i]);
 	} while (n == 64);
+}
+
+/* fio's reaping: take what the CQ ring holds; only when it is empty, enter the kernel (with
+ * any SQEs still to submit) and wait there for at least one completion. */
+static int blk_wait(struct ub_epath *ep, int timeout_ms)
+{
+	struct block_path *p = B(ep);
+	struct io_uring_cqe *cqe;
+
+	if (!p->ring_ok || !p->inflight) {
+		if (timeout_ms > 0) {
+			struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		}
+		return 0;
+	}
+	if (io_uring_cq_ready(&p->ring)) {
+		if (p->unsubmitted)
+			io_uring_submit(&p->ring);
+	} else if (timeout_ms <= 0) {
+		io_uring_submit_and_get_events(&p->ring);
+	} else {
+		struct __kernel_timespec ts = {timeout_ms / 1000,
+					       (long long)(timeout_ms % 1000) * 1000000};
+		io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts, NULL);
+	}
+	p->unsubmitted = 0;
+	return io_uring_cq_ready(&p->ring) > 0;
 }
 
 static int blk_submit(struct ub_epath *ep, struct ub_io *io)
@@ -272,10 +344,10 @@ static int blk_submit(struct ub_epath *ep, struct ub_io *io)
 	else if (io->op == UB_OP_TRIM)
 		io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 					(uint64_t)off, (uint64_t)io->nblocks * p->block_size);
-	else if (p->o.nonvectored && io->iovcnt == 1 && io->write)
+	else if (p->nonvectored && io->iovcnt == 1 && io->write)
 		io_uring_prep_write(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len,
 				    (uint64_t)off);
-	else if (p->o.nonvectored && io->iovcnt == 1)
+	else if (p->nonvectored && io->iovcnt == 1)
 		io_uring_prep_read(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len,
 				   (uint64_t)off);
 	else if (io->write)
@@ -322,6 +394,7 @@ const struct ub_engine ub_engine_block = {
     .last_error = blk_last_error,
     .pollfd = blk_pollfd,
     .service = blk_service,
+    .wait = blk_wait,
     .submit = blk_submit,
     .geometry = blk_geometry,
     .inflight = blk_inflight,

@@ -153,7 +153,8 @@ struct ub_job {
 	int numa_mem_mode;   /* 0 none, 1 bind, 2 interleave, 3 preferred, 4 local */
 	uint64_t numa_mem_nodes;
 	/* io_uring options of the block engine */
-	bool sqthread_poll, registerfiles, nonvectored, hipri;
+	bool sqthread_poll, registerfiles, hipri;
+	int nonvectored; /* -1: READ/WRITE when the kernel has them, as fio's probe */
 	int sqthread_poll_cpu;
 	/* measurement */
 	unsigned loops;

@@ -206,7 +206,7 @@ static void io_done(struct ub_mio *mio)
 {
 	struct slot *s = (struct slot *)((char *)mio - offsetof(struct slot, mio));
 	struct jrun *jr = s->jr;
-	uint64_t now = ub_now_ns();
+	uint64_t now = mio->done_ns ? mio->done_ns : ub_now_ns();
 	bool write = s->ddir == UB_DD_WRITE && s->kind == K_IO;
 
 	jr->inflight--;

@@ -504,7 +504,7 @@ static const struct opt_def opts[] = {
     {"sqthread_poll", T_FLAG, U(sqthread_poll), 0, 0, NULL},
     {"sqthread_poll_cpu", T_UINT, U(sqthread_poll_cpu), 0, 1023, NULL},
     {"registerfiles", T_FLAG, U(registerfiles), 0, 0, NULL},
-    {"nonvectored", T_FLAG, U(nonvectored), 0, 0, NULL},
+    {"nonvectored", T_UINT, U(nonvectored), 0, 1, NULL},
     {"loops", T_UINT, U(loops), 1, 1000000, NULL},
     {"randseed", T_UINT, U(randseed), 0, UINT64_MAX, NULL},
     C("percentile_list", c_percentiles),
@@ -669,6 +669,7 @@ void ub_job_defaults(struct ub_job *j)
 	j->prioclass = -1;
 	j->prio = -1;
 	j->sqthread_poll_cpu = -1;
+	j->nonvectored = -1;
 	j->iodepth_batch = 1;
 	j->latency_percentile = 100.0;
 	j->exit_what = UB_EXIT_GROUP;

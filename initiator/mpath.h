@@ -23,6 +23,7 @@ struct ub_mio {
 	unsigned tries; /* retries so far */
 	uint64_t submit_ns;
 	uint64_t path_submit_ns;
+	uint64_t done_ns;	/* when its completion was reaped (one time per batch, as fio) */
 	uint64_t wait_since_ns; /* waiting for any path since (no-path timeout) */
 	uint64_t not_before_ns; /* delayed retry (BUSY, ALUA transitioning) */
 	char errmsg[200];	/* why it failed, when io.result != UB_IO_OK in done() */
@@ -94,6 +95,7 @@ struct ub_mpath {
 	unsigned nev, evcap;
 	uint64_t t0;
 	uint64_t last_tick_ns;
+	uint64_t reap_ns; /* set while ub_mpath_poll() takes completions from the engines */
 	uint64_t retries, failovers;
 };
 

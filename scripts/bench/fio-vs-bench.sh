@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # fio versus utgt-bench on the same job file and the same file (not a test: figures).
 #
-#   scripts/bench/fio-vs-bench.sh [SECONDS_PER_JOB] [JOBFILE]     (default 5, the built-in one)
+#   scripts/bench/fio-vs-bench.sh [SECONDS_PER_RUN] [ROUNDS] [JOBFILE]   (default 3, 5, built-in)
 #
-# Both run the job file as it is: fio with its io_uring engine, utgt-bench with its block engine
-# (io_uring; fio's ioengine=io_uring maps to it), against one file on tmpfs (/dev/shm), so
-# neither a device nor a network is measured, only what each tester does per I/O.  tmpfs has
-# no O_DIRECT: the jobs say direct=0 (utgt-bench's buffered I/O).  Each job runs alone
-# (stonewall) on a file written in full first, so reads hit data.  Per job: IOPS and mean
-# completion latency of both and utgt-bench's difference in percent; "within" when both are
-# within +-10 %, which says the tester measures what fio measures.  Exit 1 when one is not.
+# Both run each job of the job file as it is: fio with its io_uring engine, utgt-bench with
+# its block engine (io_uring; fio's ioengine=io_uring maps to it), against one file on tmpfs
+# (/dev/shm), so neither a device nor a network is measured, only what each tester makes the
+# kernel do per I/O and what it adds itself.  The file is written in full first, so reads hit
+# data.  The built-in jobs: 4 KiB randread and randwrite and 1 MiB sequential read at queue
+# depths 1, 8 and 32.
+#
+# The machine may be shared: every job runs ROUNDS times per tester, fio and utgt-bench
+# alternating (the order swapped every round), and the table shows medians.  "spread" is
+# (max - min) / median over the rounds, per tester: how noisy the machine was.  Per job: IOPS
+# and mean completion latency of both, utgt-bench / fio as a ratio, and "within" when both
+# ratios are within 0.90-1.10.  Exit 1 when one is not.
 set -u
 cd "$(dirname "$0")/../.."
-SECS=${1:-5}
-JOBFILE=${2:-}
+SECS=${1:-3}
+ROUNDS=${2:-5}
+JOBFILE=${3:-}
 BENCH=${BENCH:-build/utgt-bench}
 SIZE=${SIZE:-256m}
 W=$(mktemp -d /tmp/fio-vs-bench.XXXXXX)
@@ -29,7 +35,8 @@ done
 
 if [ -z "$JOBFILE" ]; then
 	JOBFILE=$W/jobs.fio
-	cat >"$JOBFILE" <<EOF
+	{
+		cat <<EOF
 [global]
 ioengine=io_uring
 direct=0
@@ -38,59 +45,76 @@ size=$SIZE
 time_based
 runtime=$SECS
 randrepeat=0
-stonewall
-
-[randread-4k-qd1]
-rw=randread
-bs=4k
-iodepth=1
-
-[randread-4k-qd16]
-rw=randread
-bs=4k
-iodepth=16
-
-[randwrite-4k-qd16]
-rw=randwrite
-bs=4k
-iodepth=16
-
-[read-128k-qd4]
-rw=read
-bs=128k
-iodepth=4
-
-[randrw-8k-qd8]
-rw=randrw
-rwmixread=70
-bs=8k
-iodepth=8
 EOF
+		for qd in 1 8 32; do
+			printf '\n[randread-4k-qd%s]\nrw=randread\nbs=4k\niodepth=%s\n' $qd $qd
+			printf '\n[randwrite-4k-qd%s]\nrw=randwrite\nbs=4k\niodepth=%s\n' $qd $qd
+			printf '\n[read-1m-qd%s]\nrw=read\nbs=1m\niodepth=%s\n' $qd $qd
+		done
+	} >"$JOBFILE"
 fi
 export FILE=$F
 dd if=/dev/urandom of="$F" bs=1M count=$(($(numfmt --from=iec "${SIZE^^}") >> 20)) status=none
+JOBS=$(grep -o '^\[[^]]*\]' "$JOBFILE" | tr -d '[]' | grep -vx global)
 
-fio --output-format=json --output="$W/fio.json" "$JOBFILE" >/dev/null 2>"$W/fio.err" ||
-	{ echo "fio failed:"; cat "$W/fio.err"; exit 1; }
-"$BENCH" --output-format=json --output="$W/ub.json" "$JOBFILE" >/dev/null 2>"$W/ub.err" ||
-	{ echo "utgt-bench failed:"; cat "$W/ub.err"; exit 1; }
-
-# per job: name, IOPS (read + write), mean clat in us weighted by the I/O counts
+# one line per run: job, IOPS (read + write), mean clat in us weighted by the I/O counts
 row='.jobs[] | [.jobname,
 	(.read.iops + .write.iops),
 	(if (.read.total_ios + .write.total_ios) > 0 then
 		(.read.clat_ns.mean * .read.total_ios + .write.clat_ns.mean * .write.total_ios)
 		/ (.read.total_ios + .write.total_ios) / 1000 else 0 end)] | @tsv'
-jq -r "$row" "$W/fio.json" >"$W/fio.tsv"
-jq -r "$row" "$W/ub.json" >"$W/ub.tsv"
-echo "fio $(fio --version) vs utgt-bench, $SECS s per job, file on tmpfs ($SIZE), $(nproc) CPUs"
-join -t $'\t' "$W/fio.tsv" "$W/ub.tsv" | awk -F'\t' '
-	function pct(a, b) { return a > 0 ? (b - a) * 100 / a : 0 }
-	function abs(x) { return x < 0 ? -x : x }
-	BEGIN { printf "%-20s %11s %11s %7s %10s %10s %7s  %s\n", "job", "fio IOPS",
-		"bench IOPS", "diff", "fio clat", "bench clat", "diff", "" }
-	{ di = pct($2, $4); dl = pct($3, $5); ok = abs(di) <= 10 && abs(dl) <= 10
-	  bad += !ok
-	  printf "%-20s %11.0f %11.0f %+6.1f%% %8.2fus %8.2fus %+6.1f%%  %s\n", $1, $2, $4, di,
-		$3, $5, dl, ok ? "within" : "OUTSIDE +-10%" }
-	END { exit bad > 0 }'
+run() { # tester job
+	if [ "$1" = fio ]; then
+		fio --output-format=json --output="$W/out.json" --section="$2" "$JOBFILE" \
+			>/dev/null 2>"$W/err" || { echo "fio failed on $2:"; cat "$W/err"; exit 1; }
+	else
+		"$BENCH" --output-format=json --output="$W/out.json" --section="$2" "$JOBFILE" \
+			>/dev/null 2>"$W/err" ||
+			{ echo "utgt-bench failed on $2:"; cat "$W/err"; exit 1; }
+	fi
+	jq -r "$row" "$W/out.json" | sed "s/^/$1\t/" >>"$W/runs.tsv"
+}
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for r in $(seq 1 "$ROUNDS"); do
+	for j in $JOBS; do
+		if [ $((r % 2)) = 1 ]; then run fio "$j"; run bench "$j"; else run bench "$j"; run fio "$j"; fi
+	done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "$(fio --version) vs $("$BENCH" --version 2>/dev/null |
+	awk '{print $NF}'), file on tmpfs ($SIZE), $(nproc) CPUs, $SECS s per run, $ROUNDS" \
+	"rounds alternating, medians; load average $load0 before, $load1 after"
+awk -F'\t' -v jobs="$JOBS" '
+	function median(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function stat(key, col,   n, i, a, mn, mx) {
+		n = cnt[key]; mn = 1e30; mx = 0
+		for (i = 1; i <= n; i++) { a[i] = v[key, i, col]; if (a[i] < mn) mn = a[i]; if (a[i] > mx) mx = a[i] }
+		med = median(a, n); spread = med > 0 ? (mx - mn) * 100 / med : 0
+	}
+	{ k = $1 SUBSEP $2; n = ++cnt[k]; v[k, n, 3] = $3; v[k, n, 4] = $4 }
+	END {
+		printf "| %-18s | %9s | %9s | %5s | %9s | %9s | %5s | %-13s | %-13s | %s |\n", "job",
+			"fio IOPS", "bench", "ratio", "fio clat", "bench", "ratio", "spread IOPS",
+			"spread clat", ""
+		print "|--------------------|-----------|-----------|-------|-----------|-----------|-------|---------------|---------------|---------|"
+		nj = split(jobs, J, "\n")
+		for (i = 1; i <= nj; i++) {
+			j = J[i]
+			stat("fio" SUBSEP j, 3); fi = med; sfi = spread
+			stat("bench" SUBSEP j, 3); bi = med; sbi = spread
+			stat("fio" SUBSEP j, 4); fl = med; sfl = spread
+			stat("bench" SUBSEP j, 4); bl = med; sbl = spread
+			ri = fi > 0 ? bi / fi : 0; rl = fl > 0 ? bl / fl : 0
+			ok = ri >= 0.9 && ri <= 1.1 && rl >= 0.9 && rl <= 1.1
+			bad += !ok
+			printf "| %-18s | %9.0f | %9.0f | %5.2f | %7.1fus | %7.1fus | %5.2f | %4.0f%% / %4.0f%% | %4.0f%% / %4.0f%% | %s |\n",
+				j, fi, bi, ri, fl, bl, rl, sfi, sbi, sfl, sbl, ok ? "within " : "OUTSIDE"
+		}
+		print "(spread: fio / utgt-bench)"
+		exit bad > 0
+	}' "$W/runs.tsv"

@@ -623,3 +623,29 @@ Test(bench_mpath, rr_follows_the_optimized_path_across_a_state_change)
 		  fk[1].data_ios);
 	ub_mpath_close(&m);
 }
+
+/* fio takes one time per batch of reaped completions: commands completed together carry the
+ * same done_ns, taken before any of them is handed on. */
+Test(bench_mpath, completions_reaped_together_share_their_time)
+{
+	struct ub_mpath *m = open_paths(1, UB_POL_RR);
+	static struct cmd c[8];
+	uint64_t t0;
+
+	ndone = 0;
+	want_done = 8;
+	fk[0].hold = true;
+	for (int i = 0; i < 8; i++)
+		submit(m, &c[i], false, (uint64_t)i, 0);
+	ub_mpath_poll(m, 0);
+	cr_assert_eq(ndone, 0);
+	t0 = ub_now_ns();
+	fk[0].hold = false;
+	cr_assert(pump_until(m, all_done, 2000));
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(c[i].mio.io.result, UB_IO_OK);
+		cr_assert_geq(c[i].mio.done_ns, t0);
+		cr_assert_eq(c[i].mio.done_ns, c[0].mio.done_ns, "command %d reaped at another time", i);
+	}
+	ub_mpath_close(m);
+}
