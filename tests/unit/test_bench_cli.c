@@ -145,6 +145,32 @@ Test(bench_cli, iscsi_keys)
 	ub_bench_free(&b);
 }
 
+Test(bench_cli, nop_pings)
+{
+	struct ub_bench b;
+	enum ub_preset p;
+
+	/* open-iscsi's defaults: a ping after 5 s of silence, 5 s for its answer */
+	cr_assert(RUN(&b, &p, "--filename=/dev/null"), "%s", lasterr);
+	cr_assert_eq(b.mp.eng.nop_interval_ms, 5000);
+	cr_assert_eq(b.mp.eng.nop_timeout_ms, 5000);
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--filename=/dev/null", "--nop-interval=250ms", "--nop-timeout=2s"),
+		  "%s", lasterr);
+	cr_assert_eq(b.mp.eng.nop_interval_ms, 250);
+	cr_assert_eq(b.mp.eng.nop_timeout_ms, 2000);
+	ub_bench_free(&b);
+	cr_assert(RUN(&b, &p, "--filename=/dev/null", "--nop-interval=0"), "%s", lasterr);
+	cr_assert_eq(b.mp.eng.nop_interval_ms, 0, "0 turns the pings off");
+	ub_bench_free(&b);
+	cr_assert_not(RUN(&b, &p, "--filename=/dev/null", "--nop-timeout=0"));
+	cr_assert(strstr(lasterr, "--nop-timeout"), "%s", lasterr);
+	ub_bench_free(&b);
+	cr_assert_not(RUN(&b, &p, "--filename=/dev/null", "--nop-interval=soon"));
+	cr_assert(strstr(lasterr, "--nop-interval"), "%s", lasterr);
+	ub_bench_free(&b);
+}
+
 Test(bench_cli, cdm_preset_keeps_its_tests)
 {
 	struct ub_bench b;
