@@ -207,6 +207,14 @@ static void complete(struct block_path *p, struct ub_io *io, int res)
 	io->done(io);
 }
 
+/* fio's commit: io_uring_enter(to_submit, 0, GETEVENTS), which also runs the completions
+ * deferred so far, so the next reap finds them in the CQ ring without entering again. */
+static void commit(struct block_path *p)
+{
+	io_uring_submit_and_get_events(&p->ring);
+	p->unsubmitted = 0;
+}
+
 static void blk_disconnect(struct ub_epath *ep, const char *why)
 {
 	struct block_path *p = B(ep);
@@ -218,10 +226,8 @@ static void blk_disconnect(struct ub_epath *ep, const char *why)
 	while (p->ring_ok && p->inflight) {
 		struct ub_io *io;
 
-		if (p->unsubmitted) {
-			io_uring_submit(&p->ring);
-			p->unsubmitted = 0;
-		}
+		if (p->unsubmitted)
+			commit(p);
 		if (io_uring_wait_cqe(&p->ring, &cqe) != 0)
 			break;
 		io = io_uring_cqe_get_data(cqe);
@@ -249,10 +255,8 @@ static int blk_pollfd(struct ub_epath *ep, struct pollfd *pfd)
 
 	if (!p->ring_ok)
 		return 0;
-	if (p->unsubmitted) {
-		io_uring_submit(&p->ring);
-		p->unsubmitted = 0;
-	}
+	if (p->unsubmitted)
+		commit(p);
 	pfd->fd = p->ring.ring_fd;
 	pfd->events = POLLIN;
 	pfd->revents = 0;
@@ -304,9 +308,9 @@ static int blk_wait(struct ub_epath *ep, int timeout_ms)
 	}
 	if (io_uring_cq_ready(&p->ring)) {
 		if (p->unsubmitted)
-			io_uring_submit(&p->ring);
+			commit(p);
 	} else if (timeout_ms <= 0) {
-		io_uring_submit_and_get_events(&p->ring);
+		commit(p);
 	} else {
 		struct __kernel_timespec ts = {timeout_ms / 1000,
 					       (long long)(timeout_ms % 1000) * 1000000};
@@ -331,8 +335,7 @@ static int blk_submit(struct ub_epath *ep, struct ub_io *io)
 		return -EINVAL;
 	sqe = io_uring_get_sqe(&p->ring);
 	if (!sqe) {
-		io_uring_submit(&p->ring);
-		p->unsubmitted = 0;
+		commit(p);
 		sqe = io_uring_get_sqe(&p->ring);
 		if (!sqe)
 			return -EBUSY;
@@ -363,12 +366,10 @@ static int blk_submit(struct ub_epath *ep, struct ub_io *io)
 	io->eng_path = ep;
 	p->inflight++;
 	/* Batch: every submit_batch SQEs go to the kernel at once (fio's iodepth_batch_submit,
-	 * 1 by default: one io_uring_submit per I/O, as fio does); the rest of a round's go in
-	 * one io_uring_submit() from pollfd(), just before the loop sleeps. */
-	if (++p->unsubmitted >= p->o.submit_batch && p->o.submit_batch) {
-		io_uring_submit(&p->ring);
-		p->unsubmitted = 0;
-	}
+	 * 1 by default: one commit per I/O, as fio does); the rest of a round's go in one
+	 * commit from wait() (or pollfd()), just before the loop sleeps. */
+	if (++p->unsubmitted >= p->o.submit_batch && p->o.submit_batch)
+		commit(p);
 	return 0;
 }
 
