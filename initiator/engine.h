@@ -75,6 +75,7 @@ struct ub_eng_opts {
 	/* block engine */
 	bool direct;
 	unsigned queue_depth;
+	unsigned iodepth; /* the job's: the io_uring ring gets as many entries, as fio's does */
 	bool sqpoll, registerfiles, hipri;
 	int nonvectored; /* 1 READ/WRITE, 0 READV/WRITEV, -1 READ/WRITE where supported */
 	unsigned submit_batch; /* hand SQEs to the kernel every this many (0: once per round) */

@@ -60,7 +60,13 @@ static struct ub_epath *blk_create(const char *target, const struct ub_eng_opts 
 	strcpy(p->path, target);
 	p->o = *o;
 	p->fd = -1;
-	p->depth = o->queue_depth ? o->queue_depth : 64;
+	/* fio's ring has iodepth entries, which also caps the kernel's io-wq workers for the
+	 * ring (min(entries, 4 * CPUs)); a command beyond them (the job's spare flush) waits
+	 * for the next commit to free an SQE.  An SQ thread frees them in its own time: room
+	 * for everything then. */
+	p->depth = o->iodepth && !o->sqpoll ? o->iodepth
+		   : o->queue_depth	       ? o->queue_depth
+						 : 64;
 	return (struct ub_epath *)p;
 }
 

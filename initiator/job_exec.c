@@ -936,6 +936,7 @@ static int open_paths(struct jrun *jr, const struct ub_exec *x, char *err, size_
 	}
 	cfg.eng.direct = j->direct;
 	cfg.eng.queue_depth = j->iodepth < 4096 ? j->iodepth * 2 + 2 : 8194;
+	cfg.eng.iodepth = j->iodepth;
 	cfg.eng.max_io_bytes = j->bs; /* the largest of any direction */
 	cfg.eng.sqpoll = j->sqthread_poll;
 	cfg.eng.sqpoll_cpu = j->sqthread_poll_cpu;
