@@ -80,23 +80,17 @@ check "rr-all shares the two active paths 256/256" test "$(jget "$TMPD/rrall.jso
 	'[.jobs[0].paths[].write_ios] | join(",")')" = 256,256
 
 # Live change: a job runs (until stopped) on the optimized path; its group goes standby.
-received() { # received PORT: bytes utgtd has received on its connections to PORT
-	ss -Htin state established "( sport = :$1 )" |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { split($i, a, ":"); n += a[2] } }
-		     END { print n + 0 }'
-}
-more_than() { [ "$(received "$1")" -gt "$2" ]; }
 "$BENCH" --paths="iscsi://127.0.0.1:$p2/$IQN-b/0,iscsi://127.0.0.1:$p1/$IQN-a/0" --name=live \
 	--rw=randwrite --bs=4k --iodepth=4 --size=2m --time_based --runtime=120 \
 	--output-format=json >"$TMPD/live.json" 2>"$TMPD/live.err" &
 bench=$!
 KILL_NOW+=("$bench")
-base=$(received "$p1")
-wait_for more_than "$p1" $((base + 262144)) || bad "no I/O on the optimized path"
-idle=$(received "$p2")
+base=$(port_received "$p1")
+wait_for received_more "$p1" $((base + 262144)) || bad "no I/O on the optimized path"
+idle=$(port_received "$p2")
 "$(dirname "$UTGTD")/utgtadm" -s "$TMPD/utgtd.sock" set tgroup fast dgroup=dg0 state=standby \
 	>"$TMPD/adm.out" 2>&1 || bad "utgtadm set tgroup: $(cat "$TMPD/adm.out")"
-wait_for more_than "$p2" $((idle + 262144)) || bad "no I/O moved to the non-optimized path"
+wait_for received_more "$p2" $((idle + 262144)) || bad "no I/O moved to the non-optimized path"
 kill -INT "$bench"
 wait "$bench"
 rc=$?

@@ -4,18 +4,9 @@
 # the report shows the failure and the reconnect with their times, and both paths carried
 # I/O (so the kill really hit a working path).
 . "$(dirname "$0")/lib/bench_env.sh"
-pick_port p1
-pick_port p2
-pick_port pp
-start_target 1 "$p1" "$p2"
+forwarded_paths
 proxy=tests/integration/lib/tcp_proxy.py
 echo "bench_failover: $UB_TARGET on 127.0.0.1:$p1,$p2; forwarder $pp -> $p2"
-
-python3 "$proxy" "$pp" 127.0.0.1 "$p2" &
-PIDS+=($!)
-fwd=$!
-wait_for port_listening "$pp" || { echo "forwarder did not start"; exit 1; }
-purl="iscsi://127.0.0.1:$pp/$IQN/$LUN_BASE"
 
 # The run lasts 20 s.  Reconnects back off 200, 400, 800, 1600, 3200, then 4000 ms, so the path
 # is back at most ~4 s after the forwarder listens again; with 8 s (as this had) a loaded
@@ -28,11 +19,7 @@ bench=$!
 # Kill the forwarder once it has carried I/O (the bytes it received on the session's
 # connection, not a delay), keep it away a second, start it again.
 established() { ss -Htn state established "( sport = :$pp )" | grep -q .; }
-carried() { # at least 1 MiB received from utgt-bench through the forwarder
-	ss -Htin state established "( sport = :$pp )" |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { split($i, a, ":"); n += a[2] } }
-		     END { exit !(n >= 1048576) }'
-}
+carried() { received_more "$pp" 1048575; } # 1 MiB from utgt-bench through the forwarder
 wait_for established || bad "utgt-bench never connected through the forwarder"
 wait_for carried || bad "no I/O went through the forwarder"
 kill -KILL "$fwd"

@@ -8,19 +8,8 @@
 # verify errors.  The path is silenced within the first second of I/O and the ping fails it
 # about 1.5 s later: the 6 s run leaves some 4 s to spare on a loaded machine.
 . "$(dirname "$0")/lib/bench_env.sh"
-pick_port p1
-pick_port p2
-pick_port pp
-start_target 1 "$p1" "$p2"
-proxy=tests/integration/lib/tcp_proxy.py
+forwarded_paths
 echo "bench_nop: $UB_TARGET on 127.0.0.1:$p1,$p2; forwarder $pp -> $p2 (to be silenced)"
-
-python3 "$proxy" "$pp" 127.0.0.1 "$p2" &
-fwd=$!
-# a stopped process ignores SIGTERM: the cleanup kills it outright
-KILL_NOW+=("$fwd")
-wait_for port_listening "$pp" || { echo "forwarder did not start"; exit 1; }
-purl="iscsi://127.0.0.1:$pp/$IQN/$LUN_BASE"
 
 RUNTIME=6
 "$BENCH" --paths="${URL[0]},$purl" --rr-iops=1 --io-timeout=30 --nop-interval=500ms \
@@ -28,12 +17,7 @@ RUNTIME=6
 	--rate_iops=100,100 --size=4m --verify=crc32c --time_based --runtime=$RUNTIME \
 	--output-format=json >"$TMPD/nop.json" 2>"$TMPD/nop.err" &
 bench=$!
-carried() { # at least 32 KiB received from utgt-bench through the forwarder
-	ss -Htin state established "( sport = :$pp )" |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { split($i, a, ":"); n += a[2] } }
-		     END { exit !(n >= 32768) }'
-}
-wait_for carried || bad "no I/O went through the forwarder"
+wait_for received_more "$pp" 32767 || bad "no I/O went through the forwarder"
 kill -STOP "$fwd"
 wait "$bench"
 rc=$?

@@ -140,6 +140,30 @@ start_utgtd_conf() {
 	done
 }
 
+# forwarded_paths: one LU on ports p1 and p2, and a TCP forwarder on pp to p2 (pid in fwd;
+# purl is LUN 0 through it), the path a test kills or silences.  The forwarder is killed
+# outright at exit: a stopped one would ignore SIGTERM.
+forwarded_paths() {
+	pick_port p1
+	pick_port p2
+	pick_port pp
+	start_target 1 "$p1" "$p2"
+	python3 tests/integration/lib/tcp_proxy.py "$pp" 127.0.0.1 "$p2" &
+	fwd=$!
+	KILL_NOW+=("$fwd")
+	wait_for port_listening "$pp" || { echo "forwarder did not start"; exit 1; }
+	purl="iscsi://127.0.0.1:$pp/$IQN/$LUN_BASE"
+}
+
+# port_received PORT: bytes received so far on the established connections to PORT
+port_received() {
+	ss -Htin state established "( sport = :$1 )" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { split($i, a, ":"); n += a[2] } }
+		     END { print n + 0 }'
+}
+# received_more PORT BYTES: more than BYTES received on PORT (for wait_for)
+received_more() { [ "$(port_received "$1")" -gt "$2" ]; }
+
 # lun_url PORT LUN: URL of LUN (0-based) through PORT
 lun_url() { echo "iscsi://127.0.0.1:$1/$IQN/$(($2 + LUN_BASE))"; }
 
