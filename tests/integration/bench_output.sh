@@ -23,8 +23,13 @@ check "no progress line when not a terminal" sh -c "! grep -q 'Jobs:' '$TMPD/pla
 # job runs: 3 s of run leave it 2 s past the first second (1.5 s left 0.5 s on a loaded machine).
 "$BENCH" --name=t --filename="${URL[0]}" --rw=read --time_based --runtime=3s \
 	--progress=always >"$TMPD/prog.out" 2>&1
-check "progress line on request" grep -qE 'Jobs: 1 \(f=1\): \[R\]\[[0-9.]+%\]\[r=[0-9.]+[KMG]?i?B/s,w=0B/s\]\[r=[0-9.]+k?,w=0 IOPS\]\[eta 00m:0[0-9]s\]' \
-	"$TMPD/prog.out"
+if grep -qE 'Jobs: 1 \(f=1\): \[R\]\[[0-9.]+%\]\[r=[0-9.]+[KMG]?i?B/s,w=0B/s\]\[r=[0-9.]+k?,w=0 IOPS\]\[eta 00m:0[0-9]s\]' \
+	"$TMPD/prog.out"; then
+	ok "progress line on request"
+else
+	bad "progress line on request; the output was:"
+	tr '\r' '\n' <"$TMPD/prog.out" | cat -v | head -20
+fi
 "$BENCH" --name=t --filename="${URL[0]}" --rw=read --size=1m --output="$TMPD/rep.txt" \
 	>"$TMPD/stdout.txt" 2>&1
 check "--output writes the report there" grep -q "Run status group 0" "$TMPD/rep.txt"
