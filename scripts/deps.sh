@@ -2,7 +2,8 @@
 # Install every Debian package utgt needs to build, test and demo.  Idempotent; silent when
 # nothing is missing.  Needs root (or sudo) only when something must be installed.
 # `scripts/deps.sh vm` also installs VM_PKGS, what the qemu guest tests need (make vm-image,
-# make vmtest), `scripts/deps.sh deb` DEB_PKGS (make deb); plain `make` stays light.
+# make vmtest), `scripts/deps.sh deb` DEB_PKGS (make deb), `scripts/deps.sh rbd` RBD_PKGS (the
+# test Ceph cluster of make rbdtest and scripts/bench/rbd.sh); plain `make` stays light.
 set -euo pipefail
 
 PKGS=(
@@ -21,6 +22,8 @@ PKGS=(
 	fio fio-examples          # utgt-bench's fio compatibility: fio's job files, tools, numbers
 	python3-six               # fio2gnuplot and fio_jsonplus_clat2csv import it; fio does not depend on it
 	systemd man-db groff-base # tests/integration/install.sh: systemd-analyze verify, man --warnings
+	# vdisk_rbd's headers (under 0.5 MB: fio above already pulls in librbd1 and librados2)
+	librbd-dev librados-dev
 )
 
 # The qemu test guest (scripts/vm/): emulator, root image tools, kernel unpacking, initramfs.
@@ -32,7 +35,14 @@ VM_PKGS=(
 DEB_PKGS=(
 	dpkg-dev debhelper fakeroot lintian
 )
+# A one-host Ceph cluster (scripts/ceph-cluster.sh) and the peers of scripts/bench/rbd.sh:
+# about 90 packages, 55 MB to download, 80 s; so not part of `make test`'s own install.
+RBD_PKGS=(
+	ceph-mon ceph-mgr ceph-osd ceph-common uuid-runtime
+	tgt-rbd # Debian's tgtd with bs_rbd, the benchmark's peer
+)
 [ "${1:-}" = vm ] && PKGS+=("${VM_PKGS[@]}")
+[ "${1:-}" = rbd ] && PKGS+=("${RBD_PKGS[@]}")
 [ "${1:-}" = deb ] && PKGS+=("${DEB_PKGS[@]}")
 
 missing=()
