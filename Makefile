@@ -14,6 +14,12 @@ LDFLAGS  := -pthread $(SAN) $(EXTRA_LDFLAGS)
 LIBS     := -luring -lisal -lcrypto -lm -libverbs -lrdmacm
 BENCH_LIBS := -liscsi -luring -lm
 TEST_LIBS  := -lcriterion
+# vdisk_rbd needs librbd; Debian's librbd-dev ships no pkg-config file, so the header decides.
+# Without it the handler is compiled out and a configuration naming it is refused.
+HAVE_RBD := $(shell printf '\043include <rbd/librbd.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_RBD),1)
+LIBS   += -lrbd -lrados
+endif
 
 # Everything but program entry points goes into libutgt.a, so unit tests link the same objects.
 CORE_SRCS  := $(wildcard common/*.c scsi/*.c scsi/backstore/*.c target/*.c transports/*/*.c)
@@ -34,6 +40,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps test unit asan asan-unit demo clean format fuzz conformance integration bench vm-image vmtest lab lab-quick
 all: $(BUILD)/utgtd $(BUILD)/utgt-bench $(BUILD)/utgtadm
+
+$(BUILD)/obj/scsi/backstore/bs_rbd.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -12,6 +12,26 @@
 
 #include "scsi/sbc.h"
 
+/* A store that compares and writes atomically itself (vdisk_rbd: atomic in the cluster, so
+ * across every gateway serving the image) gets the whole Data-Out buffer in one verb. */
+static enum scsi_sr caw_in_store(struct scsi_task *t, const struct sbc_cdb *c)
+{
+	struct scsi_dev *dev = t->core.dev;
+	struct bs_io io = {
+	    .op = BS_COMPARE_WRITE,
+	    .off = c->lba * dev->block_size,
+	    .len = (uint64_t)c->nblocks * dev->block_size,
+	    .iov = t->iov,
+	    .iovcnt = t->iovcnt,
+	    .fua = sbc_write_durable(dev, c->fua),
+	};
+	enum bs_status st = bs_submit_sync(dev->bs, &io);
+
+	if (st == BS_MISCOMPARE)
+		return scsi_set_info(t, SR_MISCOMPARE, io.miscompare_at);
+	return scsi_sr_from_bs(st, true);
+}
+
 static enum scsi_sr caw_work(struct scsi_task *t)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -25,6 +45,8 @@ static enum scsi_sr caw_work(struct scsi_task *t)
 	int n;
 
 	sbc_decode(t, &c);
+	if ((uint64_t)c.nblocks * bsz <= dev->bs->compare_write_max)
+		return caw_in_store(t, &c);
 	len = (size_t)c.nblocks * bsz;
 	buf = malloc(len);
 	if (!buf)

@@ -118,6 +118,11 @@ void sbc_get_limits_nx(const struct scsi_dev *dev, const struct scsi_nexus *nx,
 	out->max_compare_write_blocks = MAX_CAW_BLOCKS;
 	if (out->max_compare_write_blocks > max_xfer / 2)
 		out->max_compare_write_blocks = max_xfer / 2 ? max_xfer / 2 : 1;
+	/* A store that compares and writes atomically itself (vdisk_rbd: across gateways) is
+	 * offered no longer COMPARE AND WRITE than it can do so. */
+	if (dev->bs && dev->bs->compare_write_max >= bsz &&
+	    out->max_compare_write_blocks > dev->bs->compare_write_max / bsz)
+		out->max_compare_write_blocks = dev->bs->compare_write_max / bsz;
 	/* WRITE ATOMIC is atomic through the LU's range lock, whatever the alignment: no
 	 * alignment or granularity requirement (0 in VPD B0). */
 	out->max_atomic_blocks = blocks(MAX_ATOMIC_BYTES, bsz);

@@ -138,6 +138,12 @@ static void size_from_bs(struct scsi_dev *dev)
 	dev->nr_blocks = dev->bs->size >> dev->block_shift;
 }
 
+/* A store resized under us (an RBD image resized in the cluster) has updated bs->size. */
+static void dev_store_resized(struct backstore *bs)
+{
+	scsi_dev_resize(bs->owner);
+}
+
 int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 {
 	struct backstore *bs = dev->bs;
@@ -165,6 +171,8 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 	}
 	if (first_use_check(dev, err, errlen))
 		return -1;
+	bs->owner = dev;
+	bs->size_changed = dev_store_resized;
 	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
 		return -1;
 	mark_served(dev);

@@ -23,8 +23,9 @@ enum {
 	H_NULL = 1 << 2,
 	H_RAM = 1 << 3,
 	H_CD = 1 << 4, /* vcdrom: an ISO image as a read-only CD-ROM LU */
+	H_RBD = 1 << 5, /* vdisk_rbd: an image in a Ceph cluster (utgt's own handler) */
 	H_DISK = H_FILE | H_BLOCK,
-	H_ALL = H_FILE | H_BLOCK | H_NULL | H_RAM | H_CD,
+	H_ALL = H_FILE | H_BLOCK | H_NULL | H_RAM | H_CD | H_RBD,
 };
 
 /* SCST's limits (scst_vdisk.c): INQUIRY vendor 8, product 16, revision 4; unit serial number
@@ -45,7 +46,7 @@ struct cfg {
 	struct backstore *bs;
 	struct scsi_dev_params *p;
 	struct diag *d;
-	bool have_size, have_size_mb, have_thin, have_filename;
+	bool have_size, have_size_mb, have_thin, have_filename, have_pool, have_image;
 	uint64_t size, size_mb;
 	int size_line, size_mb_line;
 };
@@ -225,6 +226,70 @@ static bool set_size_mb(struct cfg *c, const struct utgt_attr *a)
 	c->size_mb = v;
 	c->size_mb_line = a->line;
 	return true;
+}
+
+/* vdisk_rbd: a pool or image name, as the rbd tool accepts it (no '/' or '@', which would
+ * read as pool/image@snapshot). */
+static bool get_rbd_name(struct cfg *c, const struct utgt_attr *a, char *out, size_t outsz)
+{
+	size_t n = strlen(a->value);
+
+	if (!n || n >= outsz) {
+		bad(c, a, "expected 1 to %zu characters", outsz - 1);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)a->value[i];
+
+		if (ch <= 0x20 || ch > 0x7e || ch == '/' || ch == '@') {
+			bad(c, a, "printable characters without spaces, '/' or '@'");
+			return false;
+		}
+	}
+	memcpy(out, a->value, n + 1);
+	return true;
+}
+
+static bool set_rbd_pool(struct cfg *c, const struct utgt_attr *a)
+{
+	c->have_pool = true;
+	return get_rbd_name(c, a, c->bs->ceph.pool, sizeof(c->bs->ceph.pool));
+}
+
+static bool set_rbd_image(struct cfg *c, const struct utgt_attr *a)
+{
+	c->have_image = true;
+	return get_rbd_name(c, a, c->bs->ceph.image, sizeof(c->bs->ceph.image));
+}
+
+/* ceph_user is the id alone, as the rbd tool's --id: "admin" means client.admin. */
+static bool set_ceph_user(struct cfg *c, const struct utgt_attr *a)
+{
+	if (!strncmp(a->value, "client.", 7)) {
+		bad(c, a, "give the id without 'client.' (ceph_user %s)", a->value + 7);
+		return false;
+	}
+	return get_rbd_name(c, a, c->bs->ceph.user, sizeof(c->bs->ceph.user));
+}
+
+static bool get_abs_path(struct cfg *c, const struct utgt_attr *a, char *out, size_t outsz)
+{
+	if (a->value[0] != '/' || strlen(a->value) >= outsz) {
+		bad(c, a, "expected an absolute path of at most %zu characters", outsz - 1);
+		return false;
+	}
+	snprintf(out, outsz, "%s", a->value);
+	return true;
+}
+
+static bool set_ceph_conf(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_abs_path(c, a, c->bs->ceph.conf, sizeof(c->bs->ceph.conf));
+}
+
+static bool set_ceph_keyring(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_abs_path(c, a, c->bs->ceph.keyring, sizeof(c->bs->ceph.keyring));
 }
 
 /* utgt's own: pace SANITIZE (a whole-LU overwrite at full speed starves the store's other
@@ -451,7 +516,13 @@ static const struct attr_def attr_defs[] = {
     {"create_missing", H_FILE, K_USED, set_create_missing},
     {"o_direct", H_FILE, K_USED, set_o_direct},
     {"write_through", H_DISK, K_USED, set_write_through},
-    {"thin_provisioned", H_DISK | H_RAM, K_USED, set_thin},
+    {"thin_provisioned", H_DISK | H_RAM | H_RBD, K_USED, set_thin},
+    /* vdisk_rbd (utgt's own handler) */
+    {"pool", H_RBD, K_USED, set_rbd_pool},
+    {"image", H_RBD, K_USED, set_rbd_image},
+    {"ceph_conf", H_RBD, K_USED, set_ceph_conf},
+    {"ceph_user", H_RBD, K_USED, set_ceph_user},
+    {"ceph_keyring", H_RBD, K_USED, set_ceph_keyring},
     {"dummy", H_NULL, K_USED, set_dummy},
     {"read_zero", H_NULL, K_USED, set_read_zero},
     {"rotational", H_ALL, K_USED, set_rotational},
@@ -509,6 +580,7 @@ static const struct {
     {"vdisk_nullio", H_NULL},
     {"ramdisk", H_RAM},
     {"vcdrom", H_CD},
+    {"vdisk_rbd", H_RBD},
 };
 
 static const struct attr_def *find_def(const char *key)
@@ -537,7 +609,9 @@ static void handler_defaults(struct cfg *c)
 	c->bs->read_zero = true;	      /* no stale buffer contents to initiators */
 	/* blockio: SCST turns thin provisioning on when the device can discard; ramdisk
 	 * deallocates by nature */
-	c->bs->thin_provisioned = c->hmask == H_BLOCK || c->hmask == H_RAM;
+	c->bs->thin_provisioned = c->hmask & (H_BLOCK | H_RAM | H_RBD);
+	/* RBD: librbd's cache is off, a write is in the cluster when it completes (WCE 0) */
+	c->bs->write_through = c->hmask == H_RBD;
 }
 
 /* `size` / `size_mb` as -write_config -nonkey writes them describe the file SCST had open.  A
@@ -611,6 +685,13 @@ static void finish(struct cfg *c, int dev_line)
 			   c->handler);
 	if (c->hmask == H_RAM && !size)
 		diag_error(c->d, dev_line, "DEVICE %s: ramdisk needs size or size_mb", c->p->name);
+	if (c->hmask == H_RBD && (!c->have_pool || !c->have_image))
+		diag_error(c->d, dev_line, "DEVICE %s: vdisk_rbd needs pool and image", c->p->name);
+	if (c->hmask == H_RBD && !bs_rbd_available)
+		diag_error(c->d, dev_line,
+			   "DEVICE %s: this utgtd was built without librbd, so vdisk_rbd is not "
+			   "available (install librbd-dev and librados-dev, then rebuild)",
+			  c->p->name);
 	if (c->bs->read_only && c->bs->thin_provisioned && c->have_thin && (c->hmask & H_DISK))
 		diag_warn(c->d, dev_line,
 			  "DEVICE %s: thin_provisioned has no effect on a read-only device",
@@ -644,7 +725,7 @@ struct scsi_dev *scsi_dev_configure_at(const char *handler, const char *name, in
 	if (!c.hmask) {
 		diag_error(d, dev_line,
 			   "DEVICE %s: unknown handler '%s' (utgt has vdisk_fileio, "
-			   "vdisk_blockio, vdisk_nullio, vcdrom and ramdisk)",
+			   "vdisk_blockio, vdisk_nullio, vcdrom, ramdisk and vdisk_rbd)",
 			   name ? name : "", handler ? handler : "");
 		return NULL;
 	}

@@ -45,6 +45,16 @@ const char *scsi_dev_setup_differs(const struct scsi_dev *live, const struct scs
 		return "handler";
 	if (live->p.type != SCSI_TYPE_CDROM && strcmp(a->filename, b->filename))
 		return "filename";
+	if (strcmp(a->ceph.pool, b->ceph.pool))
+		return "pool";
+	if (strcmp(a->ceph.image, b->ceph.image))
+		return "image";
+	if (strcmp(a->ceph.conf, b->ceph.conf))
+		return "ceph_conf";
+	if (strcmp(a->ceph.user, b->ceph.user))
+		return "ceph_user";
+	if (strcmp(a->ceph.keyring, b->ceph.keyring))
+		return "ceph_keyring";
 	if (block_size_of(live) != block_size_of(fresh))
 		return "blocksize";
 #define FLAG(f, name)                                                                              	if (a->f != b->f)                                                                          		return name;

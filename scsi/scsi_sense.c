@@ -152,6 +152,15 @@ enum scsi_sr scsi_sr_from_bs(enum bs_status st, bool write)
 		return SR_INVALID_OPCODE;
 	case BS_ENOMEM:
 		return SR_NO_MEMORY;
+	case BS_ETIMEDOUT:
+		/* ABORTED COMMAND: the initiator retries, on this path or (multipath) another */
+		return SR_LU_TIMEOUT;
+	case BS_EFENCED:
+		/* NOT READY, target port in unavailable state: ALUA-aware multipath fails this
+		 * path over at once instead of retrying a gateway that can never write again */
+		return SR_ALUA_UNAVAILABLE;
+	case BS_MISCOMPARE:
+		return SR_MISCOMPARE;
 	case BS_ERANGE:
 		break;
 	}

@@ -322,7 +322,8 @@ bool conf_uint(struct conf_loader *L, const char *s, int line, const char *what,
 
 /* SCST handler names utgt implements, and SCST's others (so the message can say which). */
 static const char *const our_handlers[] = {"vdisk_fileio", "vdisk_blockio", "vdisk_nullio",
-					   "vcdrom",	   "ramdisk",	    NULL};
+					   "vcdrom",	   "ramdisk",	    "vdisk_rbd",
+					   NULL};
 /* Pass-through handlers: they hand commands to a SCSI device of the target host's kernel. */
 static const char *const passthrough_handlers[] = {
     "dev_disk",	     "dev_disk_perf", "dev_tape",   "dev_tape_perf", "dev_cdrom", "dev_changer",
@@ -340,7 +341,8 @@ static bool in_list(const char *const *l, const char *s)
 static bool check_handler(struct conf_loader *L, const struct conf_node *h)
 {
 	const char *name = h->w[1];
-	const char *supported = "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk";
+	const char *supported =
+	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk, vdisk_rbd";
 
 	if (in_list(our_handlers, name))
 		return true;

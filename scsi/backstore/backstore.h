@@ -23,6 +23,10 @@ enum bs_status {
 	BS_ENOTSUP, /* verb not supported by this store */
 	BS_ENOMEM,  /* transient resource shortage */
 	BS_ERANGE,  /* offset/length beyond the store (a core bug if it happens) */
+	BS_ETIMEDOUT, /* a networked store did not answer in time: the initiator may retry */
+	BS_EFENCED,   /* this process was cut off from a shared store (Ceph blocklist): this
+		       * path can no longer serve the LU, another gateway must */
+	BS_MISCOMPARE, /* BS_COMPARE_WRITE: the data differs at io->miscompare_at */
 };
 
 enum bs_op {
@@ -31,6 +35,10 @@ enum bs_op {
 	BS_FLUSH,      /* make everything written so far durable */
 	BS_UNMAP,      /* deallocate [off, off+len): punch hole / discard; reads return zeros after */
 	BS_WRITE_SAME, /* replicate the one block in iov over [off, off+len) */
+	/* iov holds len bytes to compare with [off, off+len), then len bytes to write there
+	 * when they match; atomic in the store itself (so across gateways sharing it).  Only
+	 * up to the store's compare_write_max; others answer BS_ENOTSUP. */
+	BS_COMPARE_WRITE,
 };
 
 struct backstore;
@@ -42,6 +50,7 @@ struct bs_io {
 	struct iovec *iov;
 	int iovcnt;
 	bool fua; /* write: durable before completion */
+	uint64_t miscompare_at; /* BS_MISCOMPARE: offset of the first differing byte in len */
 	void (*cb)(struct bs_io *io, enum bs_status st);
 	void *priv;
 	/* backstore-private */
@@ -72,6 +81,15 @@ struct backstore_ops {
 	int (*resize)(struct backstore *bs, uint64_t bytes, char *err, size_t errlen);
 };
 
+/* Where a vdisk_rbd image lives (scst.conf: pool, image, ceph_conf, ceph_user, ceph_keyring). */
+struct bs_ceph_params {
+	char pool[128];
+	char image[128];
+	char conf[PATH_MAX];	/* "": librados's default search (CEPH_CONF, /etc/ceph) */
+	char user[64];		/* without "client."; "": admin */
+	char keyring[PATH_MAX]; /* "": whatever ceph_conf names */
+};
+
 /* A configured store.  Fields mirror SCST's vdisk attributes. */
 struct backstore {
 	const struct backstore_ops *ops;
@@ -92,13 +110,24 @@ struct backstore {
 	/* set by open(): the medium's physical block in bytes when it tells us (blockio:
 	 * BLKPBSZGET); 0: not known */
 	uint32_t phys_block_size;
+	/* set by open(): the longest BS_COMPARE_WRITE the store does atomically itself, in
+	 * bytes (0: none; the core then compares and writes under its own range lock) */
+	uint32_t compare_write_max;
+	struct bs_ceph_params ceph; /* vdisk_rbd */
+	/* Set by the owner before open: a store whose size can change under it (an RBD image
+	 * resized in the cluster) updates bs->size and calls this, from any thread. */
+	void (*size_changed)(struct backstore *bs);
+	void *owner;
 	void *priv;
 };
 
-/* Registry of handlers by SCST name: vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk. */
+/* Registry of handlers by SCST name: vdisk_fileio, vdisk_blockio, vdisk_nullio, ramdisk,
+ * vcdrom, vdisk_rbd. */
 const struct backstore_ops *backstore_find(const char *handler);
 extern const struct backstore_ops bs_fileio_ops, bs_blockio_ops, bs_nullio_ops, bs_ramdisk_ops,
-    bs_vcdrom_ops;
+    bs_vcdrom_ops, bs_rbd_ops;
+/* Was vdisk_rbd built with librbd?  (Without it, opening an RBD device fails with a message.) */
+extern const bool bs_rbd_available;
 
 /* Synchronous helper for slow-path commands running on a core worker thread. */
 enum bs_status bs_submit_sync(struct backstore *bs, struct bs_io *io);

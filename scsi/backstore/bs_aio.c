@@ -267,6 +267,8 @@ static int req_prepare(struct aio_req *r)
 	case BS_FLUSH:
 	case BS_UNMAP:
 		return 0;
+	case BS_COMPARE_WRITE: /* refused by bs_check_io: compare_write_max is 0 */
+		break;
 	}
 	return -EINVAL;
 }
@@ -314,6 +316,8 @@ static int req_plan(struct aio_req *r)
 		r->step_off = io->off;
 		r->step_len = io->len;
 		return 0;
+	case BS_COMPARE_WRITE:
+		return -EINVAL;
 	}
 	if (r->kind == STEP_WRITE && io->fua && !a->o.nv_cache)
 		r->rwflags = RWF_DSYNC;

@@ -161,6 +161,9 @@ static void rd_submit(struct backstore *bs, struct bs_io *io)
 		break;
 	case BS_FLUSH:
 		break;
+	case BS_COMPARE_WRITE: /* refused by bs_check_io: compare_write_max is 0 */
+		io->cb(io, BS_ENOTSUP);
+		return;
 	}
 	io->cb(io, BS_OK);
 }

@@ -9,6 +9,7 @@ static const struct backstore_ops *const handlers[] = {
     &bs_nullio_ops,
     &bs_ramdisk_ops,
     &bs_vcdrom_ops,
+    &bs_rbd_ops,
 };
 
 const struct backstore_ops *backstore_find(const char *handler)

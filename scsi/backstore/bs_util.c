@@ -103,6 +103,14 @@ enum bs_status bs_check_io(const struct backstore *bs, const struct bs_io *io)
 		return BS_OK;
 	case BS_FLUSH:
 		return BS_OK;
+	case BS_COMPARE_WRITE:
+		if (io->len > bs->compare_write_max)
+			return BS_ENOTSUP;
+		if (bs->read_only)
+			return BS_EROFS;
+		if (bs_iov_total(io->iov, io->iovcnt) < 2 * io->len)
+			return BS_ERANGE;
+		return BS_OK;
 	}
 	return BS_ENOTSUP;
 }

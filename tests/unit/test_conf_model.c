@@ -484,7 +484,7 @@ Test(conf_errors, unknown_handler)
 {
 	assert_fails_with("HANDLER vdisk_foo {\n}\n", 1,
 			  "unknown handler 'vdisk_foo' (supported: vdisk_fileio, vdisk_blockio, "
-			  "vdisk_nullio, vcdrom, ramdisk)");
+			  "vdisk_nullio, vcdrom, ramdisk, vdisk_rbd)");
 }
 
 Test(conf_errors, scst_handler_utgt_does_not_have)
@@ -492,7 +492,7 @@ Test(conf_errors, scst_handler_utgt_does_not_have)
 	assert_fails_with(
 	    "\nHANDLER scst_user {\n DEVICE u\n}\n", 2,
 	    "handler 'scst_user' exists in SCST but is not supported by utgt (supported: "
-	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk)");
+	    "vdisk_fileio, vdisk_blockio, vdisk_nullio, vcdrom, ramdisk, vdisk_rbd)");
 }
 
 /* Pass-through handlers need a kernel SCSI host: the error says so and what to use instead. */

@@ -1,6 +1,7 @@
 /* COMPARE AND WRITE on ramdisk and fileio: success, miscompare with INFORMATION and nothing
  * written, zero blocks, limits, range, protection, Data-Out size, FUA, MEDIUM ERROR, and
  * atomicity under concurrent COMPARE AND WRITEs and WRITEs (no lost update). */
+#include "scsi/backstore/bs_util.h"
 #include "tests/unit/sbc_test.h"
 
 static void caw_cdb(uint8_t *c, uint64_t lba, uint8_t n, uint8_t b1)
@@ -145,6 +146,104 @@ Test(caw, failing_store_is_medium_error)
 	caw_cdb(c, 0, 1, 0);
 	r = fx_exec(&fx, c, SCSI_DIR_WRITE, b, 1024);
 	th_assert_sense(r, SK_MEDIUM_ERROR, 0x11, 0x00);
+	fx_fini(&fx);
+}
+
+/* ---- a store that compares and writes itself (vdisk_rbd's shape: one 512-byte block) ---- */
+
+static struct {
+	uint8_t mem[FX_BLOCKS * 512];
+	atomic_int compares, reads;
+	bool fua;
+} cws;
+
+static int cws_open(struct backstore *bs, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	bs->compare_write_max = 512;
+	memset(&cws, 0, sizeof(cws));
+	return 0;
+}
+
+static void cws_submit(struct backstore *bs, struct bs_io *io)
+{
+	enum bs_status st = bs_check_io(bs, io);
+	uint8_t *cmp;
+
+	if (st != BS_OK) {
+		io->cb(io, st);
+		return;
+	}
+	switch (io->op) {
+	case BS_READ:
+		atomic_fetch_add(&cws.reads, 1);
+		bs_buf_to_iov(io->iov, io->iovcnt, 0, cws.mem + io->off, io->len);
+		break;
+	case BS_WRITE:
+		bs_iov_to_buf(cws.mem + io->off, io->iov, io->iovcnt, 0, io->len);
+		break;
+	case BS_COMPARE_WRITE:
+		atomic_fetch_add(&cws.compares, 1);
+		cws.fua = io->fua;
+		cmp = malloc(2 * io->len);
+		bs_iov_to_buf(cmp, io->iov, io->iovcnt, 0, 2 * io->len);
+		for (uint64_t i = 0; i < io->len; i++) {
+			if (cmp[i] != cws.mem[io->off + i]) {
+				io->miscompare_at = i;
+				free(cmp);
+				io->cb(io, BS_MISCOMPARE);
+				return;
+			}
+		}
+		memcpy(cws.mem + io->off, cmp + io->len, io->len);
+		free(cmp);
+		break;
+	default:
+		break;
+	}
+	io->cb(io, BS_OK);
+}
+
+static const struct backstore_ops cws_ops = {
+    .name = "cw_store",
+    .open = cws_open,
+    .submit = cws_submit,
+};
+
+Test(caw, store_that_compares_gets_one_verb)
+{
+	struct sbc_fx fx;
+	uint8_t a[512], b[512];
+	struct sbc_limits lim;
+	struct th_result r;
+	uint64_t info = 0;
+
+	fx_init_ops(&fx, &cws_ops);
+	sbc_get_limits(fx.dev, &lim);
+	cr_assert_eq(lim.max_compare_write_blocks, 1, "no longer than the store does atomically");
+	memset(a, 0, sizeof(a));
+	memset(b, 'B', sizeof(b));
+	r = caw(&fx, 7, 1, a, b);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(atomic_load(&cws.compares), 1);
+	cr_assert_eq(atomic_load(&cws.reads), 0, "the core read nothing itself");
+	cr_assert_eq(cws.mem[7 * 512 + 511], 'B');
+	a[300] = 'X';
+	memset(a, 'B', 300);
+	r = caw(&fx, 7, 1, a, b);
+	th_assert_sense(r, SK_MISCOMPARE, 0x1d, 0x00);
+	cr_assert(th_info(&r, &info), "no INFORMATION");
+	cr_assert_eq(info, 300, "the store's offset reaches the sense data");
+	/* two blocks are more than the store compares: refused, not done half-atomically */
+	{
+		uint8_t c[16], d[2048] = {0};
+
+		caw_cdb(c, 0, 2, 0);
+		r = fx_exec(&fx, c, SCSI_DIR_WRITE, d, sizeof(d));
+		th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+	}
+	cr_assert_eq(atomic_load(&cws.compares), 2);
 	fx_fini(&fx);
 }
 

@@ -242,6 +242,46 @@ Test(scsi_dev_config, filename_rules)
 	}
 }
 
+Test(scsi_dev_config, rbd_attributes)
+{
+	struct scsi_dev *dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "img1", "ceph_conf",
+				    "/etc/ceph/ceph.conf", "ceph_user", "gw", "ceph_keyring",
+				    "/etc/ceph/gw.keyring", "size_mb", "64", NULL);
+
+	assert_clean(dev);
+	cr_assert_eq(dev->bs->ops, &bs_rbd_ops);
+	cr_assert_str_eq(dev->bs->ceph.pool, "rbd");
+	cr_assert_str_eq(dev->bs->ceph.image, "img1");
+	cr_assert_str_eq(dev->bs->ceph.conf, "/etc/ceph/ceph.conf");
+	cr_assert_str_eq(dev->bs->ceph.user, "gw");
+	cr_assert_str_eq(dev->bs->ceph.keyring, "/etc/ceph/gw.keyring");
+	cr_assert_eq(dev->bs->size, 64u << 20, "checked against the image at open");
+	cr_assert(dev->bs->thin_provisioned, "RBD images are thin");
+	cr_assert(dev->bs->write_through, "librbd's cache is off: WCE 0");
+	cr_assert_eq(dev->bs->filename[0], 0);
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", NULL);
+	assert_clean(dev);
+	cr_assert_eq(dev->bs->ceph.user[0], 0, "admin by default (at open)");
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", NULL);
+	assert_error(dev, 5, "needs pool and image", NULL);
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", "ceph_user", "client.gw", NULL);
+	assert_error(dev, 12, "ceph_user", "without 'client.'");
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "a/b", NULL);
+	assert_error(dev, 11, "image", "'/'");
+	dev = conf("vdisk_rbd", "r", "pool", "", "image", "i", NULL);
+	assert_error(dev, 10, "pool", "characters");
+	dev = conf("vdisk_rbd", "r", "pool", "p", "image", "i", "ceph_conf", "ceph.conf", NULL);
+	assert_error(dev, 12, "ceph_conf", "absolute");
+	dev = conf("vdisk_rbd", "r", "pool", "p", "image", "i", "filename", F, NULL);
+	assert_error(dev, 12, "filename", "not valid for handler vdisk_rbd");
+	dev = conf("vdisk_fileio", "d", "filename", F, "pool", "p", NULL);
+	assert_error(dev, 11, "pool", "not valid for handler vdisk_fileio");
+}
+
 Test(scsi_dev_config, size_and_size_mb)
 {
 	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "size", "10G", NULL);

@@ -1,0 +1,600 @@
+/* vdisk_rbd: a logical unit in a Ceph RBD image, through librbd's asynchronous API.
+ *
+ * Every verb is one librbd aio call (two for FUA: the write, then a flush): READ/WRITE are
+ * rbd_aio_readv/writev on the caller's iovecs, FLUSH rbd_aio_flush, UNMAP rbd_aio_discard,
+ * WRITE SAME rbd_aio_writesame (rbd_aio_write_zeroes for a zero block), COMPARE AND WRITE
+ * rbd_aio_compare_and_write, which the OSD executes as one compare-extent + write operation,
+ * so it is atomic across every gateway serving the image, not only in this process.
+ *
+ * librbd calls its completion callbacks on its own finisher thread, which must never block
+ * nor call back into librbd (that can deadlock the image).  So the callback only queues the
+ * request and rings an eventfd; one reaper thread per store takes the queue and either starts
+ * the next step (the flush after a FUA write) or calls io->cb, exactly as bs_aio's io_uring
+ * reaper does for files.  No thread per command.
+ *
+ * librbd's cache is switched off (rbd_cache=false) whatever ceph.conf says: a write is in the
+ * cluster when it completes, the LU reports WCE 0, and a gateway that dies loses no
+ * acknowledged write (with the cache on, a write is acknowledged from the gateway's memory,
+ * and with several gateways a cache in each would also serve stale reads).
+ *
+ * Errors: a cluster that does not answer within rados_osd_op_timeout (ETIMEDOUT) is
+ * BS_ETIMEDOUT (retryable), a client blocklisted by another gateway (ESHUTDOWN, or EROFS
+ * after its exclusive lock was taken away) BS_EFENCED; nothing fails silently.  A resize of
+ * the image in the cluster reaches the core through bs->size_changed (an update watch). */
+#include "scsi/backstore/backstore.h"
+
+static const char *const rbd_attrs[] = {"pool", "image", "ceph_conf", "ceph_user", "ceph_keyring",
+					"size", "size_mb", "blocksize", "read_only",
+					"thin_provisioned", NULL};
+
+#ifndef UTGT_HAVE_RBD
+
+const bool bs_rbd_available = false;
+
+#include <stdio.h>
+
+static int rbd_absent_open(struct backstore *bs, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "%s: this utgtd was built without librbd, so vdisk_rbd is not available "
+		 "(install librbd-dev and librados-dev, then rebuild)",
+		 bs->name);
+	return -1;
+}
+
+const struct backstore_ops bs_rbd_ops = {
+    .name = "vdisk_rbd",
+    .attrs = rbd_attrs,
+    .open = rbd_absent_open,
+};
+
+#else
+
+#include <errno.h>
+#include <pthread.h>
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/ut_log.h"
+#include "scsi/backstore/bs_aio.h"
+#include "scsi/backstore/bs_util.h"
+
+const bool bs_rbd_available = true;
+
+/* Seconds before an OSD or monitor operation fails with ETIMEDOUT instead of waiting forever:
+ * above osd_heartbeat_grace (20 s) + osd_heartbeat_interval (6 s), so a dead OSD is marked
+ * down and its PGs move before our I/O gives up, as tcmu-runner's rbd handler does. */
+#define RBD_OP_TIMEOUT "30"
+#define RBD_INLINE_IOV 8
+#define RBD_CAW_MAX    512u
+
+struct rbd_store;
+
+enum rbd_step {
+	STEP_IO,    /* the verb itself */
+	STEP_FLUSH, /* the flush that makes a FUA write durable */
+};
+
+struct rbd_req {
+	struct rbd_store *s;
+	struct bs_io *io;
+	rbd_completion_t c;
+	enum rbd_step step;
+	ssize_t ret;
+	uint64_t mismatch; /* compare_and_write: where the first difference is */
+	char *buf;	   /* a flat copy: COMPARE AND WRITE's two halves, WRITE SAME's block */
+	struct iovec *iov; /* io->iov cut to io->len */
+	struct iovec iov_inline[RBD_INLINE_IOV];
+	struct rbd_req *next;
+};
+
+struct rbd_store {
+	struct backstore *bs;
+	rados_t cluster;
+	rados_ioctx_t ioctx;
+	rbd_image_t image;
+	uint64_t watch;
+	bool watching;
+
+	int efd;
+	pthread_t reaper;
+	pthread_mutex_t lock; /* the queue below, stopping, inflight */
+	pthread_cond_t idle;
+	struct rbd_req *head, *tail;
+	unsigned inflight;
+	bool stopping;
+	atomic_bool size_check; /* the update watch fired: re-read the image size */
+};
+
+static void rbd_ring(struct rbd_store *s)
+{
+	uint64_t one = 1;
+
+	while (write(s->efd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+/* librbd's finisher thread: queue and wake the reaper, nothing else. */
+static void rbd_aio_done(rbd_completion_t c, void *arg)
+{
+	struct rbd_req *r = arg;
+	struct rbd_store *s = r->s;
+	bool was_empty;
+
+	r->ret = rbd_aio_get_return_value(c);
+	pthread_mutex_lock(&s->lock);
+	was_empty = !s->head;
+	r->next = NULL;
+	if (s->tail)
+		s->tail->next = r;
+	else
+		s->head = r;
+	s->tail = r;
+	pthread_mutex_unlock(&s->lock);
+	if (was_empty)
+		rbd_ring(s);
+}
+
+/* librbd's watch thread: the image header changed (a resize among other things). */
+static void rbd_header_changed(void *arg)
+{
+	struct rbd_store *s = arg;
+
+	atomic_store(&s->size_check, true);
+	rbd_ring(s);
+}
+
+static enum bs_status rbd_status(const struct rbd_store *s, ssize_t ret, enum bs_op op)
+{
+	switch (-ret) {
+	case ETIMEDOUT:
+		return BS_ETIMEDOUT;
+	case ESHUTDOWN: /* librbd's EBLOCKLISTED: another gateway fenced this one */
+		return BS_EFENCED;
+	case EROFS: /* the exclusive lock was taken from a writable image */
+		return s->bs->read_only ? BS_EROFS : BS_EFENCED;
+	case EILSEQ:
+		return op == BS_COMPARE_WRITE ? BS_MISCOMPARE : BS_EIO;
+	default:
+		return bs_errno_status((int)-ret, op);
+	}
+}
+
+static void rbd_req_free(struct rbd_req *r)
+{
+	if (r->iov != r->iov_inline)
+		free(r->iov);
+	free(r->buf);
+	free(r);
+}
+
+/* The caller's iovecs cut to io->len: librbd moves every byte an iovec array describes. */
+static int rbd_req_iov(struct rbd_req *r, const struct iovec *src, int cnt, uint64_t len)
+{
+	int n = 0;
+
+	r->iov = cnt <= RBD_INLINE_IOV ? r->iov_inline : malloc(sizeof(*r->iov) * (size_t)cnt);
+	if (!r->iov)
+		return -ENOMEM;
+	for (int i = 0; i < cnt && len; i++) {
+		size_t l = src[i].iov_len < len ? src[i].iov_len : (size_t)len;
+
+		if (!l)
+			continue;
+		r->iov[n].iov_base = src[i].iov_base;
+		r->iov[n++].iov_len = l;
+		len -= l;
+	}
+	return n;
+}
+
+static bool all_zero(const char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* Start r's current step.  0, or a negative errno when librbd refused it outright. */
+static int rbd_issue(struct rbd_req *r)
+{
+	struct rbd_store *s = r->s;
+	struct bs_io *io = r->io;
+	uint32_t bsz = s->bs->block_size;
+	int n, ret;
+
+	ret = rbd_aio_create_completion(r, rbd_aio_done, &r->c);
+	if (ret < 0)
+		return ret;
+	if (r->step == STEP_FLUSH) {
+		ret = rbd_aio_flush(s->image, r->c);
+		goto out;
+	}
+	switch (io->op) {
+	case BS_READ:
+	case BS_WRITE:
+		n = rbd_req_iov(r, io->iov, io->iovcnt, io->len);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		ret = io->op == BS_READ ? rbd_aio_readv(s->image, r->iov, n, io->off, r->c)
+					: rbd_aio_writev(s->image, r->iov, n, io->off, r->c);
+		break;
+	case BS_FLUSH:
+		ret = rbd_aio_flush(s->image, r->c);
+		break;
+	case BS_UNMAP:
+		ret = rbd_aio_discard(s->image, io->off, io->len, r->c);
+		break;
+	case BS_WRITE_SAME:
+		r->buf = malloc(bsz);
+		if (!r->buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		bs_write_same_block(s->bs, io, r->buf);
+		/* a zero block: deallocate what whole objects it covers, zero the rest */
+		ret = all_zero(r->buf, bsz)
+			  ? rbd_aio_write_zeroes(s->image, io->off, io->len, r->c, 0, 0)
+			  : rbd_aio_writesame(s->image, io->off, io->len, r->buf, bsz, r->c, 0);
+		break;
+	case BS_COMPARE_WRITE:
+		r->buf = malloc(2 * io->len);
+		if (!r->buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		bs_iov_to_buf(r->buf, io->iov, io->iovcnt, 0, 2 * io->len);
+		ret = (int)rbd_aio_compare_and_write(s->image, io->off, io->len, r->buf,
+						     r->buf + io->len, r->c, &r->mismatch, 0);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+		break;
+	}
+out:
+	if (ret < 0)
+		rbd_aio_release(r->c);
+	return ret;
+}
+
+static void rbd_finish(struct rbd_req *r, enum bs_status st)
+{
+	struct rbd_store *s = r->s;
+	struct bs_io *io = r->io;
+
+	/* librbd 16 gives the offset in the compared buffer (measured: byte 100 of a block at
+	 * image offset 5120 came back as 100) */
+	if (st == BS_MISCOMPARE)
+		io->miscompare_at = r->mismatch < io->len ? r->mismatch : 0;
+	rbd_req_free(r);
+	io->cb(io, st);
+	pthread_mutex_lock(&s->lock);
+	if (--s->inflight == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A step of r ended with ret: the next step, or the end of the io. */
+static void rbd_step_done(struct rbd_req *r, ssize_t ret)
+{
+	struct bs_io *io = r->io;
+	enum bs_status st;
+
+	if (ret < 0) {
+		st = rbd_status(r->s, ret, io->op);
+		if (st != BS_MISCOMPARE)
+			UT_LOG_RL(LOG_ERR, "%s: %s at %llu+%llu failed: %s", r->s->bs->name,
+				  r->step == STEP_FLUSH ? "flush" : "I/O",
+				  (unsigned long long)io->off, (unsigned long long)io->len,
+				  strerror((int)-ret));
+		rbd_finish(r, st);
+		return;
+	}
+	if (io->op == BS_READ && r->step == STEP_IO && (uint64_t)ret != io->len) {
+		UT_LOG_RL(LOG_ERR, "%s: short read at %llu: %zd of %llu bytes", r->s->bs->name,
+			  (unsigned long long)io->off, ret, (unsigned long long)io->len);
+		rbd_finish(r, BS_EIO);
+		return;
+	}
+	if (r->step == STEP_IO && io->fua && !r->s->bs->nv_cache &&
+	    (io->op == BS_WRITE || io->op == BS_WRITE_SAME || io->op == BS_COMPARE_WRITE)) {
+		r->step = STEP_FLUSH;
+		ret = rbd_issue(r);
+		if (ret < 0)
+			rbd_step_done(r, ret);
+		return;
+	}
+	rbd_finish(r, BS_OK);
+}
+
+static void rbd_check_size(struct rbd_store *s)
+{
+	struct backstore *bs = s->bs;
+	uint64_t bytes;
+	char err[128];
+	int ret = rbd_get_size(s->image, &bytes);
+
+	if (ret < 0) {
+		UT_LOG_RL(LOG_WARNING, "%s: cannot read the image size: %s", bs->name,
+			  strerror(-ret));
+		return;
+	}
+	bytes -= bytes % bs->block_size;
+	if (bytes == __atomic_load_n(&bs->size, __ATOMIC_RELAXED))
+		return;
+	if (bs_set_size(bs, bytes, err, sizeof(err)) < 0) {
+		ut_log(LOG_WARNING, "%s: image %s/%s resized below one block; keeping the old size",
+		       bs->name, bs->ceph.pool, bs->ceph.image);
+		return;
+	}
+	ut_log(LOG_NOTICE, "%s: image %s/%s is now %llu bytes", bs->name, bs->ceph.pool,
+	       bs->ceph.image, (unsigned long long)bytes);
+	if (bs->size_changed)
+		bs->size_changed(bs);
+}
+
+static void *rbd_reaper(void *arg)
+{
+	struct rbd_store *s = arg;
+
+	for (;;) {
+		struct rbd_req *list;
+		uint64_t v;
+		bool stop;
+
+		if (read(s->efd, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		if (atomic_exchange(&s->size_check, false))
+			rbd_check_size(s);
+		pthread_mutex_lock(&s->lock);
+		list = s->head;
+		s->head = s->tail = NULL;
+		stop = s->stopping && !s->inflight;
+		pthread_mutex_unlock(&s->lock);
+		while (list) {
+			struct rbd_req *r = list;
+			ssize_t ret = r->ret;
+
+			list = r->next;
+			rbd_aio_release(r->c);
+			rbd_step_done(r, ret);
+		}
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+static void rbd_submit(struct backstore *bs, struct bs_io *io)
+{
+	struct rbd_store *s = bs->priv;
+	enum bs_status st = bs_check_io(bs, io);
+	struct rbd_req *r;
+	int ret;
+
+	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
+		st = BS_ENOTSUP;
+	if (st != BS_OK) {
+		io->cb(io, st);
+		return;
+	}
+	if ((io->op == BS_FLUSH && bs->nv_cache) ||
+	    (!io->len && io->op != BS_FLUSH)) {
+		io->cb(io, BS_OK);
+		return;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		io->cb(io, BS_ENOMEM);
+		return;
+	}
+	r->s = s;
+	r->io = io;
+	pthread_mutex_lock(&s->lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->lock);
+	ret = rbd_issue(r);
+	if (ret < 0)
+		rbd_step_done(r, ret);
+}
+
+/* Connect as client.<ceph_user> with ceph_conf (or librados's own search) and ceph_keyring. */
+static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
+{
+	struct backstore *bs = s->bs;
+	const struct bs_ceph_params *c = &bs->ceph;
+	const char *user = c->user[0] ? c->user : "admin";
+	int ret = rados_create(&s->cluster, user);
+
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: rados_create(client.%s): %s", bs->name, user,
+			 strerror(-ret));
+		return -1;
+	}
+	ret = rados_conf_read_file(s->cluster, c->conf[0] ? c->conf : NULL);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: cannot read the Ceph configuration %s: %s", bs->name,
+			 c->conf[0] ? c->conf : "(CEPH_CONF, /etc/ceph/ceph.conf)", strerror(-ret));
+		return -1;
+	}
+	/* write-through (see the top of this file), bounded waits, and discards that zero
+	 * partial objects too, so an unmapped block reads back as zeros (LBPRZ) */
+	if ((ret = rados_conf_set(s->cluster, "rbd_cache", "false")) < 0 ||
+	    (ret = rados_conf_set(s->cluster, "rados_osd_op_timeout", RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rados_conf_set(s->cluster, "rados_mon_op_timeout", RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rados_conf_set(s->cluster, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rados_conf_set(s->cluster, "rbd_skip_partial_discard", "false")) < 0 ||
+	    (c->keyring[0] && (ret = rados_conf_set(s->cluster, "keyring", c->keyring)) < 0)) {
+		snprintf(err, errlen, "%s: cannot set a Ceph option: %s", bs->name, strerror(-ret));
+		return -1;
+	}
+	ret = rados_connect(s->cluster);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: cannot connect to the Ceph cluster as client.%s: %s",
+			 bs->name, user, strerror(-ret));
+		return -1;
+	}
+	ret = rados_ioctx_create(s->cluster, c->pool, &s->ioctx);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: pool %s: %s", bs->name, c->pool, strerror(-ret));
+		return -1;
+	}
+	ret = bs->read_only ? rbd_open_read_only(s->ioctx, c->image, &s->image, NULL)
+			    : rbd_open(s->ioctx, c->image, &s->image, NULL);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: image %s/%s: %s", bs->name, c->pool, c->image,
+			 strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void rbd_teardown(struct rbd_store *s)
+{
+	if (s->watching)
+		rbd_update_unwatch(s->image, s->watch);
+	if (s->image)
+		rbd_close(s->image);
+	if (s->ioctx)
+		rados_ioctx_destroy(s->ioctx);
+	if (s->cluster)
+		rados_shutdown(s->cluster);
+	if (s->efd >= 0)
+		close(s->efd);
+	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
+{
+	struct rbd_store *s;
+	uint64_t bytes;
+	int ret;
+
+	if (!bs->ceph.pool[0] || !bs->ceph.image[0]) {
+		snprintf(err, errlen, "%s: vdisk_rbd needs pool and image", bs->name);
+		return -1;
+	}
+	if (!bs_open_block_size(bs, err, errlen))
+		return -1;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", bs->name);
+		return -1;
+	}
+	s->bs = bs;
+	s->efd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->idle, NULL);
+	if (rbd_connect(s, err, errlen) < 0)
+		goto fail;
+	ret = rbd_get_size(s->image, &bytes);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: image %s/%s: cannot read its size: %s", bs->name,
+			 bs->ceph.pool, bs->ceph.image, strerror(-ret));
+		goto fail;
+	}
+	/* The LU is the image: a configured size only checks that it is the one meant. */
+	if (bs->size && bs->size != bytes) {
+		snprintf(err, errlen,
+			 "%s: image %s/%s holds %llu bytes but size/size_mb says %llu (the LU is "
+			 "the image's size: drop size, or correct it)",
+			 bs->name, bs->ceph.pool, bs->ceph.image, (unsigned long long)bytes,
+			 (unsigned long long)bs->size);
+		goto fail;
+	}
+	if (bs_set_size(bs, bytes, err, errlen) < 0)
+		goto fail;
+	s->efd = eventfd(0, EFD_CLOEXEC);
+	if (s->efd < 0) {
+		snprintf(err, errlen, "%s: eventfd: %s", bs->name, strerror(errno));
+		goto fail;
+	}
+	ret = rbd_update_watch(s->image, &s->watch, rbd_header_changed, s);
+	if (ret < 0)
+		ut_log(LOG_WARNING, "%s: no update watch on %s/%s (%s): a resize in the cluster "
+				    "is not noticed",
+		       bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
+	s->watching = ret == 0;
+	if (pthread_create(&s->reaper, NULL, rbd_reaper, s) != 0) {
+		snprintf(err, errlen, "%s: cannot start the completion thread", bs->name);
+		goto fail;
+	}
+	bs->can_unmap = bs->thin_provisioned && !bs->read_only;
+	bs->unmap_zeroes = true; /* rbd_skip_partial_discard is off */
+	/* librbd 16 compares and writes within one 512-byte sector at most (EINVAL beyond):
+	 * COMPARE AND WRITE is offered one 512-byte block, the VMware ATS shape.  With
+	 * 4096-byte blocks the core's range lock does it, atomic in this gateway only. */
+	bs->compare_write_max = bs->read_only ? 0 : RBD_CAW_MAX;
+	if (bs->block_size > RBD_CAW_MAX && !bs->read_only)
+		ut_log(LOG_WARNING,
+		       "%s: blocksize %u: COMPARE AND WRITE is atomic in this gateway only "
+		       "(librbd compares at most %u bytes at once)",
+		       bs->name, bs->block_size, RBD_CAW_MAX);
+	bs->priv = s;
+	return 0;
+fail:
+	rbd_teardown(s);
+	return -1;
+}
+
+static void rbd_close_store(struct backstore *bs)
+{
+	struct rbd_store *s = bs->priv;
+
+	if (!s)
+		return;
+	if (s->watching) {
+		rbd_update_unwatch(s->image, s->watch);
+		s->watching = false;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->inflight)
+		pthread_cond_wait(&s->idle, &s->lock);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->lock);
+	rbd_ring(s);
+	pthread_join(s->reaper, NULL);
+	rbd_teardown(s);
+	bs->priv = NULL;
+}
+
+/* The LU follows the image; growing or shrinking it is `rbd resize`'s job, not a gateway's
+ * (another gateway may be serving it).  0 re-reads the image's size. */
+static int rbd_resize_store(struct backstore *bs, uint64_t bytes, char *err, size_t errlen)
+{
+	struct rbd_store *s = bs->priv;
+	uint64_t now;
+	int ret = rbd_get_size(s->image, &now);
+
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: cannot read the image size: %s", bs->name, strerror(-ret));
+		return -1;
+	}
+	if (bytes && bytes != now) {
+		snprintf(err, errlen,
+			 "%s: the LU is the size of image %s/%s (%llu bytes): resize the image "
+			 "with `rbd resize`, the LU follows",
+			 bs->name, bs->ceph.pool, bs->ceph.image, (unsigned long long)now);
+		return -1;
+	}
+	return bs_set_size(bs, now, err, errlen);
+}
+
+const struct backstore_ops bs_rbd_ops = {
+    .name = "vdisk_rbd",
+    .attrs = rbd_attrs,
+    .open = rbd_open_store,
+    .close = rbd_close_store,
+    .submit = rbd_submit,
+    .resize = rbd_resize_store,
+};
+
+#endif
