@@ -253,19 +253,7 @@ run_cu() {
 	# or Ctrl-C reaches iscsi-test-cu too
 	timeout --foreground -k 10 "$limit" iscsi-test-cu --dataloss $san --test="$tests" "$@" >"$log" 2>&1
 	rc=$?
-	# "Suite: X" then "  Test: Y ...[output]passed|FAILED"; [SKIPPED] inside means skipped.
-	# The verdict ends the Test line or starts a line of its own, and what the suite's cleanup
-	# prints may follow it on the same line ("...passed    [FAILED] PRIN command: ...").  A
-	# test with no verdict at all counts as failed, so no output can make a test disappear.
-	awk -v tag="$tag" '
-		/^Suite: /      { suite = $2 }
-		/^  Test: /     { if (name != "") flush(); name = suite "." $2; skipped = 0; st = "" }
-		/\[SKIPPED\]/ && st == "" { skipped = 1 }
-		/\.\.\.passed([ \t]|$)|^passed([ \t]|$)/ { if (st == "") st = skipped ? "skipped" : "passed" }
-		/\.\.\.FAILED([ \t]|$)|^FAILED([ \t]|$)/ { if (st == "") st = "failed" }
-		function flush() { print name, (st != "" ? st : "failed"), tag; name = "" }
-		END { if (name != "") flush() }
-	' "$log" >>"$WORK/results"
+	awk -v tag="$tag" -f tests/conformance/cu_results.awk "$log" >>"$WORK/results"
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		# the test that never finished: the last one started, with no verdict
 		local cur
