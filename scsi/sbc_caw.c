@@ -2,7 +2,8 @@
  * With the n blocks locked exclusively (no other command reads or writes them meanwhile) the
  * medium is read and compared with the verify data; on a difference the command ends with
  * MISCOMPARE 1D/00, INFORMATION = offset of the first differing byte, and nothing is written;
- * otherwise the write data goes to the medium straight from the task's iovecs.
+ * otherwise the write data goes to the medium straight from the task's iovecs.  A store that
+ * compares and writes itself (compare_write_max) gets the whole buffer in one verb instead.
  *
  * NUMBER OF LOGICAL BLOCKS 0 transfers and does nothing (SBC); above the Block Limits MAXIMUM
  * COMPARE AND WRITE LENGTH it is INVALID FIELD IN CDB.  The Data-Out buffer must be exactly

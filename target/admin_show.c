@@ -142,9 +142,17 @@ static void show_devices(const struct admin_info *ai, struct tgt_json *j)
 		tgt_json_str(j, "name", d->name);
 		tgt_json_str(j, "handler", d->handler);
 		tgt_json_str(j, "filename", tgt_attr_get(&d->attrs, "filename"));
+		if (dev && dev->bs && dev->bs->ceph.pool[0]) {
+			char spec[sizeof(dev->bs->ceph.pool) + sizeof(dev->bs->ceph.image)];
+
+			snprintf(spec, sizeof(spec), "%s/%s", dev->bs->ceph.pool, dev->bs->ceph.image);
+			tgt_json_str(j, "rbd_image", spec);
+		}
 		tgt_json_bool(j, "open", dev && dev->open);
 		if (dev && dev->open) {
-			/* nr_blocks changes live only under run->mu, which this answer holds */
+			/* nr_blocks changes live under run->mu, which this answer holds, and for
+			 * vdisk_rbd when the image is resized in the cluster (an aligned word: a
+			 * size from just before or just after) */
 			tgt_json_u64(j, "size", dev->nr_blocks * dev->block_size);
 			tgt_json_u64(j, "block_size", dev->block_size);
 			scsi_io_stats_read(&dev->stats, &s);

@@ -67,9 +67,10 @@ const struct backstore_ops bs_rbd_ops = {
 
 const bool bs_rbd_available = true;
 
-/* Seconds before an OSD or monitor operation fails with ETIMEDOUT instead of waiting forever:
- * above osd_heartbeat_grace (20 s) + osd_heartbeat_interval (6 s), so a dead OSD is marked
- * down and its PGs move before our I/O gives up, as tcmu-runner's rbd handler does. */
+/* Seconds before an OSD or monitor operation fails with ETIMEDOUT instead of waiting forever
+ * (unless ceph.conf sets rados_osd_op_timeout / rados_mon_op_timeout): above
+ * osd_heartbeat_grace (20 s) + osd_heartbeat_interval (6 s), so a dead OSD is marked down and
+ * its PGs move before our I/O gives up, as tcmu-runner's rbd handler does. */
 #define RBD_OP_TIMEOUT "30"
 #define RBD_INLINE_IOV 8
 #define RBD_CAW_MAX    512u
@@ -404,6 +405,17 @@ static void rbd_submit(struct backstore *bs, struct bs_io *io)
 		rbd_step_done(r, ret);
 }
 
+/* An op timeout of 0 (librados's default) waits forever: make it RBD_OP_TIMEOUT unless
+ * ceph.conf chose one. */
+static int rbd_default_timeout(rados_t cl, const char *opt)
+{
+	char v[32] = "";
+
+	if (rados_conf_get(cl, opt, v, sizeof(v)) == 0 && strtod(v, NULL) > 0)
+		return 0;
+	return rados_conf_set(cl, opt, RBD_OP_TIMEOUT);
+}
+
 /* Connect as client.<ceph_user> with ceph_conf (or librados's own search) and ceph_keyring. */
 static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
 {
@@ -426,8 +438,8 @@ static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
 	/* write-through (see the top of this file), bounded waits, and discards that zero
 	 * partial objects too, so an unmapped block reads back as zeros (LBPRZ) */
 	if ((ret = rados_conf_set(s->cluster, "rbd_cache", "false")) < 0 ||
-	    (ret = rados_conf_set(s->cluster, "rados_osd_op_timeout", RBD_OP_TIMEOUT)) < 0 ||
-	    (ret = rados_conf_set(s->cluster, "rados_mon_op_timeout", RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rbd_default_timeout(s->cluster, "rados_osd_op_timeout")) < 0 ||
+	    (ret = rbd_default_timeout(s->cluster, "rados_mon_op_timeout")) < 0 ||
 	    (ret = rados_conf_set(s->cluster, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0 ||
 	    (ret = rados_conf_set(s->cluster, "rbd_skip_partial_discard", "false")) < 0 ||
 	    (c->keyring[0] && (ret = rados_conf_set(s->cluster, "keyring", c->keyring)) < 0)) {

@@ -4,15 +4,20 @@
    miscompare reports MISCOMPARE 1D/00 with the offset of the first differing byte.
 1. `rbd resize` of the served image: the LU's capacity follows, announced by a UNIT ATTENTION
    CAPACITY DATA HAS CHANGED (2A/09) on a session that was open before.
-2. The gateway's client blocklisted (fenced, as another gateway taking the image over would):
+2. The OSD stopped (SIGSTOP) longer than the client's rados_osd_op_timeout: a write ends in
+   ABORTED COMMAND, TIMEOUT ON LOGICAL UNIT (3E/02), which initiators retry; after SIGCONT
+   writes are GOOD again.
+3. The gateway's client blocklisted (fenced, as another gateway taking the image over would):
    writes end in CHECK CONDITION NOT READY, target port in unavailable state (04/0C), so a
    multipath initiator fails the path over; never GOOD, never a medium error.
 
-usage: rbd_faults.py HOST PORT TARGET_IQN POOL/IMAGE   (CEPH_CONF in the environment)
+usage: rbd_faults.py HOST PORT TARGET_IQN POOL/IMAGE OSD_PID
+(CEPH_CONF in the environment; the LU's own ceph_conf sets rados_osd_op_timeout to a few s)
 The blocklist is last: the gateway cannot write to the image afterwards.
 """
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -21,7 +26,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from iscsi_min import Conn  # noqa: E402
 
-host, port, iqn, spec = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+host, port, iqn, spec, osd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 CEPH = ["-c", os.environ["CEPH_CONF"]]
 
 
@@ -98,13 +103,35 @@ if now != after:
     fail("READ CAPACITY says %s bytes after the resize to %d (sense %s)" % (now, after, s))
 print("ok: rbd resize %d -> %d bytes: UA 2A/09, READ CAPACITY follows" % (before, after))
 
-# 2. fence this gateway: blocklist its client (the image's watcher)
+# 2. the cluster does not answer
+block = b"\xa5" * 512
+t0 = time.time()
+os.kill(osd, signal.SIGSTOP)
+try:
+    st, sense, _ = c.write10(3, block)
+finally:
+    os.kill(osd, signal.SIGCONT)
+waited = time.time() - t0
+if (st, sense_of(sense)) != (2, (0xB, 0x3E, 0x02)):
+    fail("a write to a stopped OSD ended %s %s after %.1f s, expected ABORTED COMMAND 3E/02"
+         % (st, sense_of(sense), waited))
+deadline = time.time() + 60
+while True:
+    st, sense, _ = c.write10(3, block)
+    if st == 0:
+        break
+    if time.time() > deadline:
+        fail("writes still fail 60 s after SIGCONT: %s %s" % (st, sense_of(sense)))
+    time.sleep(0.5)
+print("ok: OSD stopped: a write ended ABORTED COMMAND 3E/02 after %.1f s; GOOD again after SIGCONT"
+      % waited)
+
+# 3. fence this gateway: blocklist its client (the image's watcher)
 status = json.loads(ceph("rbd", *CEPH, "status", "--format", "json", spec))
 addrs = [w["address"] for w in status.get("watchers", [])]
 if len(addrs) != 1:
     fail("expected one watcher of %s (this gateway), found %s" % (spec, addrs))
 ceph("ceph", *CEPH, "osd", "blocklist", "add", addrs[0])
-block = b"\xa5" * 512
 deadline, result = time.time() + 60, None
 while time.time() < deadline:
     st, sense, _ = c.write10(1, block)

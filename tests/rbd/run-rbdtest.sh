@@ -2,6 +2,7 @@
 # make rbdtest: vdisk_rbd against a real Ceph cluster brought up here (scripts/ceph-cluster.sh,
 # 1 mon + 1 mgr + 1 memstore OSD on 127.0.0.1), served by build/utgtd over iSCSI.
 #
+#   0. utgtadm show devices names the image and its size.
 #   1. iscsi-test-cu --dataloss ALL on an RBD LU and, side by side in the same run, on a
 #      vdisk_fileio LU of the same geometry (thin, 64 MiB, 512n); MultipathIO over two portals
 #      on the RBD LU.  Every test must end on the RBD LU as on the fileio LU, except the ones in
@@ -9,7 +10,8 @@
 #   2. utgt-bench --verify=crc32c on a second RBD LU: 4 KiB random writes at QD 16 and 1 MiB
 #      sequential writes at QD 16, each read back and checked (0 errors).
 #   3. tests/rbd/rbd_faults.py on a third RBD LU: COMPARE AND WRITE done by the cluster
-#      (miscompare offset), `rbd resize` -> UNIT ATTENTION 2A/09 and the new capacity, the
+#      (miscompare offset), `rbd resize` -> UNIT ATTENTION 2A/09 and the new capacity, the OSD
+#      stopped past the LU's 4 s op timeout -> ABORTED COMMAND 3E/02, then GOOD again, the
 #      gateway's client blocklisted -> writes end NOT READY 04/0C (never GOOD).
 #
 # About 2.5 minutes once the packages are there (scripts/deps.sh rbd: ~80 s more on a fresh
@@ -47,11 +49,13 @@ cleanup() {
 	fi
 	[ -e "$CEPHDIR/.utgt-ceph-cluster" ] && scripts/ceph-cluster.sh stop "$CEPHDIR" >/dev/null 2>&1
 	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+	ub_cleanup
 }
-trap cleanup EXIT
 
-# bench_env.sh: pick_port, and ok/bad (which count failures in $fails)
+# bench_env.sh: pick_port, and ok/bad (which count failures in $fails); its EXIT trap is
+# replaced by ours, which calls it
 . tests/integration/lib/bench_env.sh
+trap cleanup EXIT
 pass=0 fails=0
 passed() {
 	ok "$@"
@@ -64,6 +68,9 @@ scripts/ceph-cluster.sh start "$CEPHDIR" || { echo "rbdtest: FAIL: no cluster"; 
 for img in cu:64M bench:256M faults:64M; do
 	rbd create --size "${img#*:}" "rbd/${img%%:*}" || { echo "rbdtest: FAIL: rbd create $img"; exit 1; }
 done
+# the faults LU gives up on a silent OSD after 4 s instead of 30
+cp "$CEPH_CONF" "$WORK/faults.conf"
+printf '[client]\nrados osd op timeout = 4\n' >>"$WORK/faults.conf"
 
 pick_port P1
 pick_port P2
@@ -86,7 +93,7 @@ HANDLER vdisk_rbd {
 	DEVICE rfaults {
 		pool rbd
 		image faults
-		ceph_conf $CEPH_CONF
+		ceph_conf $WORK/faults.conf
 	}
 }
 HANDLER vdisk_fileio {
@@ -132,6 +139,14 @@ if ! grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log"; then
 	echo "rbdtest: FAIL: utgtd did not start:"; cat "$WORK/utgtd.log"; exit 1
 fi
 url() { echo "iscsi://127.0.0.1:$1/$IQN:$2/0"; }
+
+shown=$("$(dirname "$UTGTD")/utgtadm" -s "$WORK/utgtd.sock" show devices --json |
+	jq -c '.devices[] | select(.name == "rcu") | [.rbd_image, .open, .size, .block_size]')
+if [ "$shown" = '["rbd/cu",true,67108864,512]' ]; then
+	passed "utgtadm show devices: rcu serves rbd/cu, 64 MiB in 512-byte blocks"
+else
+	bad "utgtadm show devices: rcu is $shown"
+fi
 
 # 1. libiscsi's suite, RBD and fileio side by side
 run_cu() { # TAG TESTS URL...
@@ -203,7 +218,8 @@ for job in "randwrite 4k 64M" "write 1M 256M"; do
 done
 
 # 3. the cluster changes under the LU
-if timeout 180 python3 tests/rbd/rbd_faults.py 127.0.0.1 "$P1" "$IQN:faults" rbd/faults >"$WORK/faults.log" 2>&1; then
+if timeout 180 python3 tests/rbd/rbd_faults.py 127.0.0.1 "$P1" "$IQN:faults" rbd/faults \
+	"$(cat "$CEPHDIR/run/osd.0.pid")" >"$WORK/faults.log" 2>&1; then
 	while read -r l; do passed "${l#ok: }"; done < <(grep '^ok:' "$WORK/faults.log")
 else
 	grep '^ok:' "$WORK/faults.log" | while read -r l; do echo "$l"; done
