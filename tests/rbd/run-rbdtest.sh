@@ -41,19 +41,16 @@ if ! "$UTGTD" --check -c "$WORK/probe.conf" >"$WORK/probe.log" 2>&1; then
 fi
 CEPHDIR=$WORK/ceph
 PID=
+# utgtd first (bench_env.sh's ub_cleanup stops what PIDS lists): it closes its images while
+# the cluster still answers
 cleanup() {
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill "$PID"
-		for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$PID" 2>/dev/null
-	fi
+	ub_cleanup
 	[ -e "$CEPHDIR/.utgt-ceph-cluster" ] && scripts/ceph-cluster.sh stop "$CEPHDIR" >/dev/null 2>&1
 	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
-	ub_cleanup
 }
 
-# bench_env.sh: pick_port, and ok/bad (which count failures in $fails); its EXIT trap is
-# replaced by ours, which calls it
+# bench_env.sh: pick_port, wait_for, and ok/bad (which count failures in $fails); its EXIT
+# trap is replaced by ours, which calls it
 . tests/integration/lib/bench_env.sh
 trap cleanup EXIT
 pass=0 fails=0
@@ -130,13 +127,12 @@ EOF
 "$UTGTD" -f -c "$WORK/utgtd.conf" --state-dir "$WORK" --admin-socket "$WORK/utgtd.sock" \
 	>"$WORK/utgtd.log" 2>&1 &
 PID=$!
-for _ in $(seq 300); do
-	grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log" 2>/dev/null && break
-	kill -0 $PID 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "listening on 127.0.0.1:$P2" "$WORK/utgtd.log"; then
-	echo "rbdtest: FAIL: utgtd did not start:"; cat "$WORK/utgtd.log"; exit 1
+PIDS+=("$PID")
+# bench_env.sh's wait_for: the ports listening (or 60 s); opening three images takes a while
+if ! wait_for port_listening "$P1" || ! wait_for port_listening "$P2"; then
+	echo "rbdtest: FAIL: utgtd did not start:"
+	cat "$WORK/utgtd.log"
+	exit 1
 fi
 url() { echo "iscsi://127.0.0.1:$1/$IQN:$2/0"; }
 
