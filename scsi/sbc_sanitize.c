@@ -35,6 +35,7 @@
 
 #include "common/ut_log.h"
 #include "scsi/sbc.h"
+#include "scsi/scsi_core.h"
 
 enum {
 	SA_OVERWRITE         = 0x01,
@@ -181,6 +182,7 @@ static void *sanitize_thread(void *arg)
 	dev->sanitizing = false;
 	__atomic_store_n(&dev->sanitize_failed, sr != SR_OK, __ATOMIC_RELEASE);
 	dev->sanitize_ause = j->ause;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	if (st != BS_OK)
 		ut_log(LOG_ERR, "%s: SANITIZE failed (backstore status %d): failure mode", dev->p.name,
@@ -292,6 +294,7 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 		sr = SR_SANITIZE_IN_PROGRESS;
 	else
 		dev->sanitizing = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	if (sr != SR_OK) {
 		/* not started; a TMF running meanwhile may already have taken the task */
@@ -308,6 +311,7 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 	if (rc) {
 		pthread_mutex_lock(&dev->lock);
 		dev->sanitizing = false;
+		scsi_dev_medium_changed(dev);
 		pthread_mutex_unlock(&dev->lock);
 		t_taken = take_task(j) != NULL;
 		free(j);

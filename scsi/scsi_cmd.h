@@ -29,6 +29,7 @@ enum {
 	SCSI_CF_SANITIZE_OK = 1u << 11, /* served while a sanitize runs (others: NOT READY 04/1B) */
 	SCSI_CF_MMC         = 1u << 12, /* a CD-ROM LU offers it too (the rest are block-only) */
 	SCSI_CF_MMC_ONLY    = 1u << 13, /* MMC: only a CD-ROM LU offers it */
+	SCSI_CF_FAST        = 1u << 14, /* READ/WRITE: may be admitted lock-free (scsi_exec.c) */
 };
 
 /* How a command fares under a persistent reservation held by another I_T nexus (SPC-4 5.13,

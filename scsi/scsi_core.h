@@ -25,6 +25,34 @@ enum {
 	TS_ORDERED   = 1u << 5, /* admitted as ORDERED */
 };
 
+/* dev->exc: what keeps SIMPLE READs and WRITEs off the lock-free admission of scsi_exec.c.
+ * Each flag is set and cleared under the lock of the state it stands for; a reader that finds
+ * the word zero after its task entered the task set skips every admission check but ALUA (which
+ * takes no lock).  A change racing with that load orders the command before the change, as the
+ * locked checks would have if the command had been a moment earlier. */
+enum scsi_exc {
+	SCSI_EXC_UA       = 1u << 0, /* ua->mu: a UNIT ATTENTION is pending for some nexus */
+	SCSI_EXC_RESERVED = 1u << 1, /* pr->lock: an SPC-2 or persistent reservation exists */
+	SCSI_EXC_MEDIUM   = 1u << 2, /* dev->lock: stopped, no medium, sanitizing, or SWP set */
+	SCSI_EXC_TASKSET  = 1u << 3, /* ts->mu: ORDERED / HEAD OF QUEUE in the set, or a queue */
+	SCSI_EXC_RANGE    = 1u << 4, /* rl->mu: an exclusive range lock held or waited for */
+	SCSI_EXC_TMF_ONE  = 1u << 8, /* bits 8-31 count the TMFs running on the LU */
+};
+
+/* Set or clear flag in dev->exc (the caller holds the flag's lock). */
+static inline void scsi_exc_set(struct scsi_dev *dev, uint32_t flag, bool on)
+{
+	if (on)
+		__atomic_fetch_or(&dev->exc, flag, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&dev->exc, ~flag, __ATOMIC_SEQ_CST);
+}
+
+static inline uint32_t scsi_exc_get(const struct scsi_dev *dev)
+{
+	return __atomic_load_n(&dev->exc, __ATOMIC_ACQUIRE);
+}
+
 /* Lazily start the worker pool (2 threads) when a test or program never called
  * scsi_core_init(). */
 void scsi_core_lazy_init(void);
@@ -70,6 +98,9 @@ void scsi_resid_compute(struct scsi_task *t, bool good);
 /* Take the highest-priority pending UA of t's nexus on dev (creating the nexus's power-on UA
  * the first time it touches the LU).  Returns false when none is pending. */
 bool scsi_ua_pop(struct scsi_dev *dev, const struct scsi_nexus *nx, uint8_t *asc, uint8_t *ascq);
+/* Has nx touched dev before (its power-on UA already made)?  Lock-free; false when unsure
+ * (the slow path then finds out), never true for a nexus that has not. */
+bool scsi_ua_known(struct scsi_dev *dev, const struct scsi_nexus *nx);
 /* Is a UA pending for nx on dev (QUERY ASYNCHRONOUS EVENT)?  Does not consume it. */
 bool scsi_ua_peek(struct scsi_dev *dev, const struct scsi_nexus *nx, uint8_t *asc, uint8_t *ascq);
 /* PREVENT ALLOW MEDIUM REMOVAL state per nexus (kept with the UA state, which is the per-LU
@@ -95,6 +126,9 @@ bool scsi_dev_write_protected(const struct scsi_dev *dev, const struct scsi_lun_
 bool scsi_dev_d_sense(struct scsi_dev *dev);
 /* The medium's state as a sense reason, SR_OK when ready: removed, stopped or sanitizing. */
 enum scsi_sr scsi_dev_readiness(struct scsi_dev *dev);
+/* After a change of stopped, medium_removed, sanitizing or mode.swp (caller holds dev->lock,
+ * or owns dev alone): SCSI_EXC_MEDIUM follows them. */
+void scsi_dev_medium_changed(struct scsi_dev *dev);
 
 /* ---- INQUIRY (spc_inquiry.c, spc_vpd.c) ---- */
 void scsi_put_ascii(uint8_t *dst, size_t width, const char *s);

@@ -64,6 +64,7 @@ struct scsi_dev *scsi_dev_new(const struct scsi_dev_params *p, struct backstore 
 	dev->mode.qerr = dev->p.qerr;
 	dev->mode.tas = dev->p.tas;
 	dev->mode.wce = bs ? !bs->write_through : true;
+	scsi_dev_medium_changed(dev);
 	return dev;
 }
 
@@ -190,6 +191,7 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 	dev->mode.qerr = dev->p.qerr;
 	dev->mode.tas = dev->p.tas;
 subsystems:
+	scsi_dev_medium_changed(dev);
 	/* Subsystems that are not written yet (or have nothing to keep) return NULL. */
 	dev->pr = scsi_pr_create(dev);
 	dev->rl = scsi_rangelock_create();
@@ -245,6 +247,7 @@ int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err
 	}
 	/* from here on new commands find no medium (3A/00) */
 	dev->medium_removed = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	/* and the ones that found it (a READ between its medium check and the store) are done */
 	scsi_srcu_synchronize();
@@ -265,6 +268,7 @@ int scsi_dev_change_medium(struct scsi_dev *dev, const char *filename, char *err
 		dev->nr_blocks = 0;
 	dev->medium_removed = !filename[0];
 	dev->media_event = filename[0] ? MEDIA_EV_NEW : MEDIA_EV_REMOVAL;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	scsi_ua_raise_all(dev, NULL, 0x28, 0x00); /* NOT READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED */
 	return failed ? -1 : 0; /* failed: err says why opening the new image failed */
@@ -320,6 +324,12 @@ enum scsi_sr scsi_dev_readiness(struct scsi_dev *dev)
 		sr = SR_SANITIZE_IN_PROGRESS;
 	pthread_mutex_unlock(&dev->lock);
 	return sr;
+}
+
+void scsi_dev_medium_changed(struct scsi_dev *dev)
+{
+	scsi_exc_set(dev, SCSI_EXC_MEDIUM,
+		     dev->stopped || dev->medium_removed || dev->sanitizing || dev->mode.swp);
 }
 
 bool scsi_dev_d_sense(struct scsi_dev *dev)

@@ -100,6 +100,10 @@ struct scsi_dev {
 	 * under the read lock, as SCST's vdisk_serial_rwlock. */
 	pthread_rwlock_t ident_lock;
 	pthread_mutex_t lock; /* state below; never held across backstore I/O */
+	/* Lock-free admission (scsi_exec.c): non-zero while anything that a SIMPLE READ or
+	 * WRITE would have to check is pending on the LU.  Each bit summarizes some state and
+	 * is written under that state's lock (enum scsi_exc, scsi_core.h); read with acquire. */
+	uint32_t exc;
 	bool open;            /* scsi_dev_open() succeeded: backstore open, pr/rl/xc created */
 
 	/* mode parameters, current values (changeable ones set by MODE SELECT) */
@@ -140,6 +144,10 @@ struct scsi_dev {
 	struct scsi_rangelock *rl;
 	struct scsi_xcopy *xc;
 	struct scsi_io_stats stats; /* relaxed atomics, see scsi_task.h */
+	/* Written by every command, next to stats and far from exc (read by every command,
+	 * seldom written), so the two do not share a cache line. */
+	uint32_t rl_fast;      /* range lock: shared holders that took no lock (sbc_rangelock.c) */
+	uint64_t fast_admits;  /* commands admitted lock-free (relaxed adds; tests) */
 };
 
 /* Build a device from an SCST handler name and its attributes.  Reports unknown or bad

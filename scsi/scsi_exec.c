@@ -8,6 +8,11 @@
  *      With a pending UNIT ATTENTION on the LU, the UA is reported first.
  *   3. Control byte: NACA and LINK are not supported (24/00 with the bit pointed at).
  *   4. Task set admission (SIMPLE / ORDERED / HEAD OF QUEUE), see scsi_taskset.c.
+ * A SIMPLE READ or WRITE enabled at once on an LU whose exceptions word (dev->exc) reads zero
+ * and whose nexus has touched the LU before goes straight to its handler after the ALUA check:
+ * with nothing pending there is no UA to report, no reservation, the medium is ready and
+ * writable, no TMF can have aborted it yet, so steps 5 and 7-9 would take their locks only to
+ * pass.  Anything else takes the full path.
  * When the task is enabled (at once, or when older tasks completed):
  *   5. UNIT ATTENTION, unless the command neither reports nor clears one.
  *   6. ALUA access state of the nexus's target port group.
@@ -182,6 +187,24 @@ static enum scsi_sr admit(struct scsi_task *t)
 	return SR_OK;
 }
 
+/* Steps 5, 7-9 have nothing to say: see the top of this file and enum scsi_exc. */
+static bool admit_fast(struct scsi_task *t)
+{
+	struct scsi_dev *dev = t->core.dev;
+	const struct scsi_cmd_desc *d = t->core.desc;
+
+	if (!dev || !(d->flags & SCSI_CF_FAST) || t->attr == SCSI_ATTR_ORDERED ||
+	    t->attr == SCSI_ATTR_HEAD_OF_QUEUE || scsi_exc_get(dev))
+		return false;
+	if (!scsi_ua_known(dev, t->nexus))
+		return false; /* first contact: its power-on UA is due */
+	if ((d->flags & SCSI_CF_WRITE) &&
+	    ((t->core.lun_ent && t->core.lun_ent->read_only) || (dev->bs && dev->bs->read_only)))
+		return false;
+	__atomic_add_fetch(&dev->fast_admits, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 static void run(struct scsi_task *t)
 {
 	enum scsi_sr sr;
@@ -297,6 +320,15 @@ void scsi_task_execute(struct scsi_task *t)
 	}
 	if (dev && dev->ts && !scsi_ts_enter(dev->ts, t))
 		return; /* runs when older tasks complete */
+	if (!dispatching && admit_fast(t)) {
+		enum scsi_sr sr = scsi_alua_check(t);
+
+		if (sr == SR_OK)
+			sr = d->fn(t);
+		if (sr != SR_ASYNC)
+			scsi_task_complete(t, sr);
+		return;
+	}
 	scsi_exec_enabled(t);
 }
 

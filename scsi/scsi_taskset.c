@@ -34,6 +34,9 @@ struct tmf_rec {
 	bool on_stack; /* owned by a waiting caller (scsi_ts_abort_nexuses), not freed here */
 	bool srcu;     /* a TMF from a transport: holds a read-side section until done() */
 	unsigned srcu_idx;
+	/* LUs whose SCSI_EXC count this TMF holds until done(): one, or every LU of a table */
+	struct scsi_dev *dev;
+	const struct scsi_lun_table *luns;
 };
 
 struct scsi_tmf_watch {
@@ -63,6 +66,14 @@ void scsi_taskset_destroy(struct scsi_taskset *ts)
 static bool is_blocker(const struct scsi_task *t)
 {
 	return t->core.ts_flags & (TS_HOQ | TS_ORDERED);
+}
+
+/* Caller holds ts->mu: a SIMPLE task entering now would not run at once, or would have to be
+ * checked against a blocker (SCSI_EXC_TASKSET keeps the lock-free admission off). */
+static void sync_exc(struct scsi_taskset *ts, struct scsi_dev *dev)
+{
+	if (dev)
+		scsi_exc_set(dev, SCSI_EXC_TASKSET, ts->blockers || ts->queued);
 }
 
 bool scsi_ts_enter(struct scsi_taskset *ts, struct scsi_task *t)
@@ -100,6 +111,8 @@ bool scsi_ts_enter(struct scsi_taskset *ts, struct scsi_task *t)
 		t->core.ts_flags |= TS_ENABLED;
 	else
 		ts->queued++;
+	if (!enabled || is_blocker(t))
+		sync_exc(ts, t->core.dev);
 	pthread_mutex_unlock(&ts->mu);
 	return enabled;
 }
@@ -155,9 +168,13 @@ struct scsi_task *scsi_ts_leave(struct scsi_taskset *ts, struct scsi_task *t, bo
 
 	pthread_mutex_lock(&ts->mu);
 	if (t->core.ts_flags & TS_IN) {
+		bool blocker = is_blocker(t);
+
 		unlink_locked(ts, t);
 		if (ts->queued)
 			en = enable_locked(ts);
+		if (blocker || en)
+			sync_exc(ts, t->core.dev);
 	}
 	*aborted = t->core.ts_flags & TS_ABORTED;
 	*tas = t->core.ts_flags & TS_TAS;
@@ -177,6 +194,29 @@ bool scsi_ts_aborted(struct scsi_taskset *ts, const struct scsi_task *t)
 	return a;
 }
 
+/* Count the TMF on its LU(s): while any runs, commands take the locked admission.  dev or
+ * luns stays valid until done() (the TMF's read-side section, or the caller's command). */
+static void tmf_hold(struct tmf_rec *rec, struct scsi_dev *dev, const struct scsi_lun_table *luns)
+{
+	rec->dev = dev;
+	rec->luns = luns;
+	if (dev)
+		__atomic_add_fetch(&dev->exc, SCSI_EXC_TMF_ONE, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; luns && i < luns->n; i++)
+		if (luns->e[i].dev)
+			__atomic_add_fetch(&luns->e[i].dev->exc, SCSI_EXC_TMF_ONE, __ATOMIC_SEQ_CST);
+}
+
+static void tmf_unhold(struct tmf_rec *rec)
+{
+	if (rec->dev)
+		__atomic_sub_fetch(&rec->dev->exc, SCSI_EXC_TMF_ONE, __ATOMIC_RELEASE);
+	for (unsigned i = 0; rec->luns && i < rec->luns->n; i++)
+		if (rec->luns->e[i].dev)
+			__atomic_sub_fetch(&rec->luns->e[i].dev->exc, SCSI_EXC_TMF_ONE,
+					   __ATOMIC_RELEASE);
+}
+
 static void tmf_put(struct tmf_rec *rec)
 {
 	bool last;
@@ -188,6 +228,7 @@ static void tmf_put(struct tmf_rec *rec)
 		struct scsi_tmf *tmf = rec->tmf;
 		bool srcu = rec->srcu;
 		unsigned idx = rec->srcu_idx;
+		tmf_unhold(rec);
 		if (!rec->on_stack)
 			free(rec);
 		if (srcu)
@@ -305,6 +346,7 @@ static unsigned abort_on_lu(struct scsi_dev *dev, struct tmf_rec *rec, enum matc
 	}
 	if (now && ts->queued)
 		en = enable_locked(ts);
+	sync_exc(ts, dev);
 	pthread_mutex_unlock(&ts->mu);
 
 	for (t = now; t; t = next) {
@@ -385,6 +427,11 @@ void scsi_tmf_execute(struct scsi_tmf *tmf)
 	default:
 		break;
 	}
+	if (tmf->fn == SCSI_TMF_I_T_NEXUS_RESET || tmf->fn == SCSI_TMF_TARGET_WARM_RESET ||
+	    tmf->fn == SCSI_TMF_TARGET_COLD_RESET)
+		tmf_hold(rec, NULL, luns);
+	else
+		tmf_hold(rec, dev, NULL);
 
 	switch (tmf->fn) {
 	case SCSI_TMF_ABORT_TASK:
@@ -470,6 +517,7 @@ void scsi_ts_abort_nexuses(struct scsi_dev *dev,
 	s.tmf.nexus = keep ? keep->nexus : NULL;
 	s.tmf.done = sync_tmf_done;
 	s.tmf.priv = &s;
+	tmf_hold(&rec, dev, NULL);
 	abort_on_lu(dev, &rec, M_PRED, 0, NULL, &pred);
 	tmf_put(&rec);
 	/* An aborted task may be a job still queued for a worker: let the pool replace us

@@ -80,6 +80,7 @@ enum scsi_sr spc_start_stop_unit(struct scsi_task *t)
 	} else if (!dev->p.removable) {
 		dev->stopped = true;
 	}
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	return sr;
 }

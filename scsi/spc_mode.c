@@ -357,6 +357,7 @@ enum scsi_sr spc_mode_select(struct scsi_task *t)
 		dev->mode.tas = nv.tas;
 		dev->mode.dexcpt = nv.dexcpt;
 		dev->mode.mrie = nv.mrie;
+		scsi_dev_medium_changed(dev);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	if (changed)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "common/ut_log.h"
+#include "scsi/scsi_core.h"
 #include "scsi/spc_pr.h"
 
 struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
@@ -44,6 +45,7 @@ void pr_update_active(struct scsi_pr *pr)
 	bool on = pr->dev->spc2_reserved || pr->st.type != PR_TYPE_NONE;
 
 	__atomic_store_n(&pr->active, on, __ATOMIC_RELEASE);
+	scsi_exc_set(pr->dev, SCSI_EXC_RESERVED, on);
 }
 
 void scsi_pr_destroy(struct scsi_pr *pr)

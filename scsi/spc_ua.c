@@ -7,7 +7,13 @@
  * Each nexus keeps a short queue.  Priority (SPC-4 "unit attention condition priority" where it
  * is cheap): a 29h reset condition is reported before anything else and replaces any other
  * queued 29h one; other conditions are reported oldest first; duplicates are not queued
- * twice; past UA_MAX the newest is dropped. */
+ * twice; past UA_MAX the newest is dropped.
+ *
+ * The common command must not pay for any of this: the LU's SCSI_EXC_UA flag says whether any
+ * nexus has a condition queued, and a small table indexed by nexus id (ids are never reused)
+ * remembers which nexuses already have their entry, so a command can tell without a lock or a
+ * name comparison that it has nothing to report (scsi_ua_known).  The same table finds the
+ * entry for the locked path. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +31,18 @@ struct ua_nexus {
 	struct ua_nexus *next;
 };
 
+#define UA_SLOTS 256 /* nexus ids are sequential: this many nexuses never collide */
+
+struct ua_slot {
+	uint64_t id;        /* nexus id whose entry is n (0: none); written under mu, released */
+	struct ua_nexus *n; /* entries live as long as the LU */
+};
+
 struct scsi_ua_state {
 	pthread_mutex_t mu;
 	struct ua_nexus *list;
+	unsigned pending; /* entries with a condition queued */
+	struct ua_slot slot[UA_SLOTS];
 };
 
 struct scsi_ua_state *scsi_ua_create(void)
@@ -52,7 +67,19 @@ void scsi_ua_destroy(struct scsi_ua_state *ua)
 	free(ua);
 }
 
-static void push(struct ua_nexus *n, uint8_t asc, uint8_t ascq)
+/* Caller holds ua->mu: after n's queue changed from `before` entries. */
+static void counted(struct scsi_dev *dev, struct ua_nexus *n, unsigned before)
+{
+	struct scsi_ua_state *ua = dev->ua;
+
+	if (!before && n->n)
+		ua->pending++;
+	else if (before && !n->n)
+		ua->pending--;
+	scsi_exc_set(dev, SCSI_EXC_UA, ua->pending != 0);
+}
+
+static void push_one(struct ua_nexus *n, uint8_t asc, uint8_t ascq)
 {
 	if (asc == 0x29) {
 		/* drop other reset conditions, then put this one first */
@@ -84,10 +111,19 @@ static void push(struct ua_nexus *n, uint8_t asc, uint8_t ascq)
 	}
 }
 
+static void push(struct scsi_dev *dev, struct ua_nexus *n, uint8_t asc, uint8_t ascq)
+{
+	unsigned before = n->n;
+
+	push_one(n, asc, ascq);
+	counted(dev, n, before);
+}
+
 /* Caller holds ua->mu.  create: make the entry (with its power-on UA) when missing. */
-static struct ua_nexus *find(struct scsi_ua_state *ua, const char *port, uint16_t rtpi,
+static struct ua_nexus *find(struct scsi_dev *dev, const char *port, uint16_t rtpi,
 			     bool create)
 {
+	struct scsi_ua_state *ua = dev->ua;
 	struct ua_nexus *n;
 
 	for (n = ua->list; n; n = n->next)
@@ -100,10 +136,35 @@ static struct ua_nexus *find(struct scsi_ua_state *ua, const char *port, uint16_
 		return NULL;
 	snprintf(n->port, sizeof(n->port), "%s", port);
 	n->rtpi = rtpi;
-	push(n, 0x29, 0x00);
+	push(dev, n, 0x29, 0x00);
 	n->next = ua->list;
 	ua->list = n;
 	return n;
+}
+
+/* Caller holds ua->mu: nx's entry (made on first contact), through the id table when it can. */
+static struct ua_nexus *find_nx(struct scsi_dev *dev, const struct scsi_nexus *nx)
+{
+	struct ua_slot *s = &dev->ua->slot[nx->id % UA_SLOTS];
+	struct ua_nexus *n;
+
+	if (nx->id && s->id == nx->id)
+		return s->n;
+	n = find(dev, nx->initiator_port, nx->rel_tgt_id, true);
+	if (n && nx->id) {
+		s->n = n;
+		__atomic_store_n(&s->id, nx->id, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+bool scsi_ua_known(struct scsi_dev *dev, const struct scsi_nexus *nx)
+{
+	struct scsi_ua_state *ua = dev->ua;
+
+	if (!ua)
+		return true; /* no UA state: nothing to report, ever */
+	return nx && nx->id && __atomic_load_n(&ua->slot[nx->id % UA_SLOTS].id, __ATOMIC_ACQUIRE) == nx->id;
 }
 
 static bool take(struct scsi_dev *dev, const struct scsi_nexus *nx, uint8_t *asc, uint8_t *ascq,
@@ -116,7 +177,7 @@ static bool take(struct scsi_dev *dev, const struct scsi_nexus *nx, uint8_t *asc
 	if (!ua || !nx)
 		return false;
 	pthread_mutex_lock(&ua->mu);
-	n = find(ua, nx->initiator_port, nx->rel_tgt_id, true);
+	n = find_nx(dev, nx);
 	if (n && n->n) {
 		have = true;
 		*asc = n->asc[0];
@@ -125,6 +186,7 @@ static bool take(struct scsi_dev *dev, const struct scsi_nexus *nx, uint8_t *asc
 			n->n--;
 			memmove(n->asc, n->asc + 1, n->n);
 			memmove(n->ascq, n->ascq + 1, n->n);
+			counted(dev, n, n->n + 1);
 		}
 	}
 	pthread_mutex_unlock(&ua->mu);
@@ -153,7 +215,7 @@ void scsi_ua_raise_all(struct scsi_dev *dev, const struct scsi_nexus *except, ui
 	for (struct ua_nexus *n = ua->list; n; n = n->next) {
 		if (except && n->rtpi == except->rel_tgt_id && !strcmp(n->port, except->initiator_port))
 			continue;
-		push(n, asc, ascq);
+		push(dev, n, asc, ascq);
 	}
 	pthread_mutex_unlock(&ua->mu);
 }
@@ -169,7 +231,7 @@ void scsi_ua_raise_match(struct scsi_dev *dev,
 	pthread_mutex_lock(&ua->mu);
 	for (struct ua_nexus *n = ua->list; n; n = n->next)
 		if (match(n->port, n->rtpi, arg))
-			push(n, asc, ascq);
+			push(dev, n, asc, ascq);
 	pthread_mutex_unlock(&ua->mu);
 }
 
@@ -182,9 +244,9 @@ void scsi_ua_raise(struct scsi_dev *dev, const char *initiator_port, uint16_t re
 	if (!ua || !initiator_port)
 		return;
 	pthread_mutex_lock(&ua->mu);
-	n = find(ua, initiator_port, rel_tgt_id, true);
+	n = find(dev, initiator_port, rel_tgt_id, true);
 	if (n)
-		push(n, asc, ascq);
+		push(dev, n, asc, ascq);
 	pthread_mutex_unlock(&ua->mu);
 }
 
@@ -227,7 +289,7 @@ void scsi_ua_set_prevent(struct scsi_dev *dev, const struct scsi_nexus *nx, bool
 	if (!ua || !nx)
 		return;
 	pthread_mutex_lock(&ua->mu);
-	n = find(ua, nx->initiator_port, nx->rel_tgt_id, true);
+	n = find_nx(dev, nx);
 	if (n)
 		n->prevent = on;
 	recount_prevent(dev);

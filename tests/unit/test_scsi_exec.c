@@ -1,5 +1,6 @@
 /* scsi/scsi_exec.c: LUN resolution, opcode lookup, control byte, UNIT ATTENTION, write
  * protection, medium state, completion (sense format, residuals) -- on ramdisk and fileio. */
+#include "gate_store.h"
 #include "scsi_harness.h"
 
 #include "scsi/scsi_core.h"
@@ -259,11 +260,13 @@ static void write_protect(void)
 	nx.ents[0].read_only = false;
 	pthread_mutex_lock(&dev->lock);
 	dev->mode.swp = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	r = th_exec(&nx, 0, w10, 10, SCSI_DIR_WRITE, data, sizeof(data));
 	th_assert_sense(r, SK_DATA_PROTECT, 0x27, 0x00);
 	pthread_mutex_lock(&dev->lock);
 	dev->mode.swp = false;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	dev->bs->read_only = true;
 	r = th_exec(&nx, 0, w10, 10, SCSI_DIR_WRITE, data, sizeof(data));
@@ -293,6 +296,7 @@ static void sanitize_in_progress(void)
 	th_clear_ua(&nx, 0);
 	pthread_mutex_lock(&dev->lock);
 	dev->sanitizing = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	r = th_exec(&nx, 0, tur, 6, SCSI_DIR_NONE, NULL, 0);
 	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
@@ -305,6 +309,7 @@ static void sanitize_in_progress(void)
 	cr_assert_eq(th_exec(&nx, 0, rs, 6, SCSI_DIR_READ, b, 18).status, SAM_STAT_GOOD);
 	pthread_mutex_lock(&dev->lock);
 	dev->sanitizing = false;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	cr_assert_eq(th_exec(&nx, 0, ssu, 6, SCSI_DIR_NONE, NULL, 0).status, SAM_STAT_GOOD);
 	cr_assert_eq(th_exec(&nx, 0, ms, 6, SCSI_DIR_READ, b, 255).status, SAM_STAT_GOOD);
@@ -327,6 +332,7 @@ static void medium_state(void)
 	th_clear_ua(&nx, 0);
 	pthread_mutex_lock(&dev->lock);
 	dev->stopped = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	r = th_exec(&nx, 0, r10, 10, SCSI_DIR_READ, data, sizeof(data));
 	th_assert_sense(r, SK_NOT_READY, 0x04, 0x02);
@@ -334,6 +340,7 @@ static void medium_state(void)
 	th_assert_sense(r, SK_NOT_READY, 0x04, 0x02);
 	pthread_mutex_lock(&dev->lock);
 	dev->medium_removed = true;
+	scsi_dev_medium_changed(dev);
 	pthread_mutex_unlock(&dev->lock);
 	r = th_exec(&nx, 0, r10, 10, SCSI_DIR_READ, data, sizeof(data));
 	th_assert_sense(r, SK_NOT_READY, 0x3a, 0x00);
@@ -436,4 +443,246 @@ Test(exec, opcode_lookup)
 	    scsi_cmd_lookup_dev((uint8_t[16]){0x42}, &(struct scsi_dev){.p.type = SCSI_TYPE_CDROM})
 		->name,
 	    "READ SUB-CHANNEL");
+}
+
+/* ---- lock-free admission (dev->exc): taken when nothing is pending, bypassed otherwise ---- */
+
+static struct th_nexus nx2;
+static const uint8_t rd10[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+static const uint8_t wr10[10] = {0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+
+static uint64_t fast_admits(void)
+{
+	return __atomic_load_n(&dev->fast_admits, __ATOMIC_RELAXED);
+}
+
+/* Run a READ(10) from n; return whether it took the lock-free admission. */
+static bool read_fast(struct th_nexus *n, struct th_result *r)
+{
+	uint8_t data[512];
+	uint64_t before = fast_admits();
+
+	*r = th_exec(n, 0, rd10, 10, SCSI_DIR_READ, data, sizeof(data));
+	return fast_admits() != before;
+}
+
+static void setup_two(void)
+{
+	setup_on("ramdisk");
+	th_nexus_init(&nx2, "iqn.1994-05.com.example:init2", 1, &dev, 1);
+	th_clear_ua(&nx, 0);
+	th_clear_ua(&nx2, 0);
+}
+
+static void teardown_two(void)
+{
+	scsi_nexus_unregister(&nx2.nx);
+	teardown();
+}
+
+Test(exec_fast, taken_when_nothing_pending, .init = setup_two, .fini = teardown_two)
+{
+	uint8_t data[512] = {0x5a};
+	struct th_result r;
+	uint64_t before;
+
+	cr_assert_eq(scsi_exc_get(dev), 0);
+	cr_assert(read_fast(&nx, &r));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	before = fast_admits();
+	r = th_exec(&nx2, 0, wr10, 10, SCSI_DIR_WRITE, data, sizeof(data));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(fast_admits(), before + 1);
+	/* ORDERED and HEAD OF QUEUE never take it */
+	before = fast_admits();
+	r = th_exec_attr(&nx, 0, rd10, 10, SCSI_DIR_READ, data, sizeof(data), SCSI_ATTR_ORDERED, 7);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	r = th_exec_attr(&nx, 0, rd10, 10, SCSI_DIR_READ, data, sizeof(data),
+			 SCSI_ATTR_HEAD_OF_QUEUE, 8);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(fast_admits(), before);
+}
+
+Test(exec_fast, first_contact_reports_power_on, .init = setup_two, .fini = teardown_two)
+{
+	struct th_nexus nx3;
+	struct th_result r;
+
+	th_nexus_init(&nx3, "iqn.1994-05.com.example:init3", 1, &dev, 1);
+	cr_assert_eq(scsi_exc_get(dev), 0); /* nothing pending for the nexuses seen so far */
+	cr_assert_not(read_fast(&nx3, &r));
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x00);
+	cr_assert(read_fast(&nx3, &r));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	scsi_nexus_unregister(&nx3.nx);
+}
+
+Test(exec_fast, bypassed_while_a_ua_is_pending, .init = setup_two, .fini = teardown_two)
+{
+	struct th_result r;
+
+	scsi_ua_raise(dev, nx2.nx.initiator_port, nx2.nx.rel_tgt_id, 0x2a, 0x09);
+	cr_assert(scsi_exc_get(dev) & SCSI_EXC_UA);
+	/* another nexus's UA: nx's READ is served, through the locked path */
+	cr_assert_not(read_fast(&nx, &r));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	/* nx2's own: reported */
+	cr_assert_not(read_fast(&nx2, &r));
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
+	cr_assert_eq(scsi_exc_get(dev), 0);
+	cr_assert(read_fast(&nx2, &r));
+}
+
+Test(exec_fast, bypassed_while_reserved, .init = setup_two, .fini = teardown_two)
+{
+	static const uint8_t reserve6[6] = {0x16}, release6[6] = {0x17};
+	uint8_t data[512] = {0};
+	struct th_result r;
+	uint64_t before;
+
+	r = th_exec(&nx2, 0, reserve6, 6, SCSI_DIR_NONE, NULL, 0);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert(scsi_exc_get(dev) & SCSI_EXC_RESERVED);
+	cr_assert_not(read_fast(&nx, &r));
+	cr_assert_eq(r.status, SAM_STAT_RESERVATION_CONFLICT);
+	before = fast_admits();
+	r = th_exec(&nx, 0, wr10, 10, SCSI_DIR_WRITE, data, sizeof(data));
+	cr_assert_eq(r.status, SAM_STAT_RESERVATION_CONFLICT);
+	cr_assert_not(read_fast(&nx2, &r)); /* the holder too goes the locked way */
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(fast_admits(), before);
+	r = th_exec(&nx2, 0, release6, 6, SCSI_DIR_NONE, NULL, 0);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(scsi_exc_get(dev), 0);
+	cr_assert(read_fast(&nx, &r));
+}
+
+static void set_medium(bool sanitizing, bool stopped)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->sanitizing = sanitizing;
+	dev->stopped = stopped;
+	scsi_dev_medium_changed(dev);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+Test(exec_fast, bypassed_while_sanitizing_or_stopped, .init = setup_two, .fini = teardown_two)
+{
+	struct th_result r;
+
+	set_medium(true, false);
+	cr_assert_not(read_fast(&nx, &r));
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x1b);
+	set_medium(false, true);
+	cr_assert_not(read_fast(&nx, &r));
+	th_assert_sense(r, SK_NOT_READY, 0x04, 0x02);
+	set_medium(false, false);
+	cr_assert(read_fast(&nx, &r));
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+}
+
+/* On a gated LU: a READ held in the backstore keeps an ORDERED task, or a TMF, pending. */
+static void setup_gate(void)
+{
+	dev = gate_make_dev("fastgate", 1 << 20);
+	th_nexus_init(&nx, "iqn.1994-05.com.example:init1", 1, &dev, 1);
+	th_nexus_init(&nx2, "iqn.1994-05.com.example:init2", 1, &dev, 1);
+	th_clear_ua(&nx, 0);
+	th_clear_ua(&nx2, 0);
+}
+
+/* A failed assertion leaves a READ at the gate: let it finish, or destroy would wait for it. */
+static void teardown_gate(void)
+{
+	gate_set(true);
+	teardown_two();
+}
+
+/* WRITEs pass the gate (it holds READs only). */
+static bool write_fast(struct th_nexus *n, uint8_t *status)
+{
+	uint8_t data[512] = {0};
+	uint64_t before = fast_admits();
+	struct th_result r = th_exec(n, 0, wr10, 10, SCSI_DIR_WRITE, data, sizeof(data));
+
+	*status = r.status;
+	return fast_admits() != before;
+}
+
+Test(exec_fast, bypassed_while_an_ordered_task_is_in_the_set, .init = setup_gate,
+     .fini = teardown_gate)
+{
+	struct async_task *ord = async_task_new(&nx2, 0, rd10, 10, SCSI_DIR_READ, NULL, 512, 1);
+	uint8_t st;
+
+	ord->t.attr = SCSI_ATTR_ORDERED;
+	async_task_start(ord);
+	gate_wait_reads(1); /* the ORDERED READ is in the backstore, still in the task set */
+	cr_assert(scsi_exc_get(dev) & SCSI_EXC_TASKSET);
+	/* the SIMPLE WRITE (submitted here: it queues, it does not block) waits behind it, then
+	 * runs through the locked path */
+	struct async_task *w = async_task_new(&nx, 0, wr10, 10, SCSI_DIR_WRITE, NULL, 512, 2);
+	uint64_t before = fast_admits();
+	scsi_task_execute(&w->t);
+	cr_assert_not(w->w.done);
+	gate_set(true);
+	async_task_wait(ord);
+	pthread_mutex_lock(&w->w.mu);
+	while (!w->w.done)
+		pthread_cond_wait(&w->w.cv, &w->w.mu);
+	pthread_mutex_unlock(&w->w.mu);
+	cr_assert_eq(ord->t.status, SAM_STAT_GOOD);
+	cr_assert_eq(w->t.status, SAM_STAT_GOOD);
+	cr_assert_eq(fast_admits(), before);
+	cr_assert_eq(scsi_exc_get(dev), 0);
+	cr_assert(write_fast(&nx, &st));
+	free(ord);
+	free(w);
+}
+
+struct tmf_wait {
+	struct scsi_tmf tmf;
+	struct th_wait w;
+};
+
+static void tmf_wait_done(struct scsi_tmf *tmf)
+{
+	struct tmf_wait *m = tmf->priv;
+
+	pthread_mutex_lock(&m->w.mu);
+	m->w.done = true;
+	pthread_cond_signal(&m->w.cv);
+	pthread_mutex_unlock(&m->w.mu);
+}
+
+Test(exec_fast, bypassed_while_a_tmf_runs, .init = setup_gate, .fini = teardown_gate)
+{
+	struct async_task *rd = async_task_new(&nx, 0, rd10, 10, SCSI_DIR_READ, NULL, 512, 0x11);
+	/* static: its done() may still come after a failed assertion left this frame */
+	static struct tmf_wait m = {.w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
+	uint8_t st;
+
+	async_task_start(rd);
+	gate_wait_reads(1);
+	m.tmf.fn = SCSI_TMF_ABORT_TASK;
+	m.tmf.ref_tag = 0x11;
+	m.tmf.nexus = &nx.nx;
+	m.tmf.done = tmf_wait_done;
+	m.tmf.priv = &m;
+	scsi_tmf_execute(&m.tmf); /* waits for the READ in the backstore */
+	cr_assert_not(m.w.done);
+	cr_assert_eq(scsi_exc_get(dev), SCSI_EXC_TMF_ONE);
+	cr_assert_not(write_fast(&nx2, &st));
+	cr_assert_eq(st, SAM_STAT_GOOD);
+	gate_set(true);
+	async_task_wait(rd);
+	pthread_mutex_lock(&m.w.mu);
+	while (!m.w.done)
+		pthread_cond_wait(&m.w.cv, &m.w.mu);
+	pthread_mutex_unlock(&m.w.mu);
+	cr_assert(rd->t.aborted);
+	cr_assert_eq(scsi_exc_get(dev), 0);
+	cr_assert(write_fast(&nx2, &st));
+	cr_assert_eq(st, SAM_STAT_GOOD);
+	free(rd);
 }
