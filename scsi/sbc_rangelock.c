@@ -7,15 +7,21 @@
  * so a stream of WRITEs cannot starve a COMPARE AND WRITE).  Nobody blocks: a refused command
  * is parked here and resumed by whoever releases the range that stood in its way.
  *
- * The common case, a shared request while no exclusive holder or waiter exists, only links the
- * command into the shared list under the LU's lock: no scan.  Exclusive requests scan the
- * shared holders, which is as many as there are data commands in flight on the LU. */
+ * The common case, a shared request while no exclusive holder or waiter exists, takes no lock:
+ * it only counts itself in dev->rl_fast.  It adds itself to the count and then reads
+ * SCSI_EXC_RANGE, while an exclusive request sets that flag (under rl->mu) and then reads the
+ * count, both sequentially consistent: either the shared request sees the flag (it uncounts
+ * itself and takes the locked way) or the exclusive one sees the count and waits until it
+ * drains; the release that brings the count to zero with the flag up grants the waiters.
+ * Shared requests made while the flag is up are linked into the shared list under rl->mu, and
+ * exclusive requests scan that list, as many as there are such commands in flight. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "scsi/sbc.h"
+#include "scsi/scsi_core.h"
 
-enum { RL_NONE, RL_WAITING, RL_HELD };
+enum { RL_NONE, RL_WAITING, RL_HELD, RL_FAST };
 
 struct rl_list {
 	struct sbc_cmd *head, *tail;
@@ -28,6 +34,7 @@ struct scsi_rangelock {
 	struct rl_list excl;        /* holders */
 	struct rl_list waiting;     /* FIFO */
 	unsigned background;        /* work outliving its task (sbc_rangelock_hold) */
+	unsigned nexcl;             /* exclusive holders + waiters: SCSI_EXC_RANGE while > 0 */
 };
 
 struct scsi_rangelock *scsi_rangelock_create(void)
@@ -94,6 +101,9 @@ static bool conflicts(const struct sbc_cmd *a, const struct sbc_cmd *b)
 static bool blocked(const struct scsi_rangelock *rl, const struct sbc_cmd *c,
 		    const struct sbc_cmd *upto)
 {
+	/* shared holders that took no lock: their ranges are unknown, so any overlaps */
+	if (c->rl_excl && __atomic_load_n(&c->dev->rl_fast, __ATOMIC_SEQ_CST))
+		return true;
 	for (const struct sbc_cmd *h = rl->excl.head; h; h = h->rl_next)
 		if (overlap(c, h))
 			return true;
@@ -111,6 +121,27 @@ static void grant(struct scsi_rangelock *rl, struct sbc_cmd *c)
 {
 	c->rl_state = RL_HELD;
 	list_add(c->rl_excl ? &rl->excl : &rl->shared, c);
+}
+
+/* Caller holds rl->mu.  Grant, in arrival order, every waiter nothing stands in front of any
+ * more; chain them on run_next for resume_granted().  Then the flag follows nexcl: with no
+ * exclusive request left, every shared waiter has just been granted. */
+static struct sbc_cmd *grant_waiters_locked(struct scsi_dev *dev, struct scsi_rangelock *rl)
+{
+	struct sbc_cmd *run = NULL, **tailp = &run;
+
+	for (struct sbc_cmd *w = rl->waiting.head, *next; w; w = next) {
+		next = w->rl_next;
+		if (blocked(rl, w, w))
+			continue;
+		list_del(&rl->waiting, w);
+		grant(rl, w);
+		w->run_next = NULL;
+		*tailp = w;
+		tailp = &w->run_next;
+	}
+	scsi_exc_set(dev, SCSI_EXC_RANGE, rl->nexcl != 0);
+	return run;
 }
 
 /* A TMF pulls a parked task off the queue (see scsi_task.h: core.cancel).  Called with the
@@ -132,12 +163,47 @@ static bool rl_cancel(struct scsi_task *t)
 			break;
 		}
 	}
+	if (found && found->rl_excl && !--rl->nexcl && !rl->waiting.head)
+		scsi_exc_set(dev, SCSI_EXC_RANGE, false); /* else the next grant pass clears it */
 	if (found && !rl->waiting.head)
 		pthread_cond_broadcast(&rl->cv);
 	pthread_mutex_unlock(&rl->mu);
 	if (!found)
 		return false;
 	sbc_cmd_free(found);
+	return true;
+}
+
+static void resume_granted(struct sbc_cmd *run);
+
+/* A lock-free shared holder leaves; the last one out while an exclusive request waits lets the
+ * waiters in. */
+static void fast_put(struct scsi_dev *dev)
+{
+	struct scsi_rangelock *rl = dev->rl;
+	struct sbc_cmd *run;
+
+	if (__atomic_sub_fetch(&dev->rl_fast, 1, __ATOMIC_SEQ_CST) ||
+	    !(__atomic_load_n(&dev->exc, __ATOMIC_SEQ_CST) & SCSI_EXC_RANGE))
+		return;
+	pthread_mutex_lock(&rl->mu);
+	run = grant_waiters_locked(dev, rl);
+	pthread_mutex_unlock(&rl->mu);
+	resume_granted(run);
+}
+
+static bool fast_get(struct sbc_cmd *c)
+{
+	struct scsi_dev *dev = c->dev;
+
+	if (scsi_exc_get(dev) & SCSI_EXC_RANGE)
+		return false;
+	__atomic_add_fetch(&dev->rl_fast, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&dev->exc, __ATOMIC_SEQ_CST) & SCSI_EXC_RANGE) {
+		fast_put(dev);
+		return false;
+	}
+	c->rl_state = RL_FAST;
 	return true;
 }
 
@@ -150,7 +216,13 @@ bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_
 	c->rl_end = n > UINT64_MAX - lba ? UINT64_MAX : lba + n;
 	c->rl_excl = excl;
 	c->resume = resume;
+	if (!excl && fast_get(c))
+		return true;
 	pthread_mutex_lock(&rl->mu);
+	if (excl) {
+		rl->nexcl++;
+		scsi_exc_set(c->dev, SCSI_EXC_RANGE, true); /* before blocked() reads rl_fast */
+	}
 	ok = !blocked(rl, c, NULL);
 	if (ok) {
 		grant(rl, c);
@@ -200,10 +272,15 @@ static void resume_granted(struct sbc_cmd *run)
 void sbc_range_unlock(struct sbc_cmd *c)
 {
 	struct scsi_rangelock *rl;
-	struct sbc_cmd *run = NULL, **tailp = &run;
+	struct sbc_cmd *run;
 
 	if (!c || c->rl_state == RL_NONE)
 		return;
+	if (c->rl_state == RL_FAST) {
+		c->rl_state = RL_NONE;
+		fast_put(c->dev);
+		return;
+	}
 	rl = c->dev->rl;
 	pthread_mutex_lock(&rl->mu);
 	if (c->rl_state == RL_HELD)
@@ -211,17 +288,9 @@ void sbc_range_unlock(struct sbc_cmd *c)
 	else
 		list_del(&rl->waiting, c);
 	c->rl_state = RL_NONE;
-	/* Grant, in arrival order, every waiter nothing stands in front of any more. */
-	for (struct sbc_cmd *w = rl->waiting.head, *next; w; w = next) {
-		next = w->rl_next;
-		if (blocked(rl, w, w))
-			continue;
-		list_del(&rl->waiting, w);
-		grant(rl, w);
-		w->run_next = NULL;
-		*tailp = w;
-		tailp = &w->run_next;
-	}
+	if (c->rl_excl)
+		rl->nexcl--;
+	run = grant_waiters_locked(c->dev, rl);
 	if (!rl->shared.head && !rl->excl.head && !rl->waiting.head)
 		pthread_cond_broadcast(&rl->cv);
 	pthread_mutex_unlock(&rl->mu);

@@ -2,8 +2,15 @@
  * commands, made deterministic with a store that parks one I/O until released: a WRITE waits
  * for a COMPARE AND WRITE holding its block, a COMPARE AND WRITE waits for a WRITE in flight,
  * later shared requests queue behind a waiting exclusive one, disjoint ranges never wait, and a
- * parked task can be aborted by ABORT TASK. */
+ * parked task can be aborted by ABORT TASK.
+ *
+ * Shared requests made while no exclusive one is held or waiting take no lock (they are only
+ * counted), so an exclusive request waits for every one of them, whatever its range; shared
+ * requests made while an exclusive one exists are recorded with their ranges.  The tests that
+ * need recorded shared holders raise the flag first with an exclusive lock far away. */
 #include "tests/unit/sbc_test.h"
+
+#include "scsi/scsi_core.h"
 
 /* ---- the lock on its own ---- */
 
@@ -29,6 +36,38 @@ static void drop(struct sbc_cmd *c)
 	sbc_cmd_free(c);
 }
 
+/* An exclusive holder at the end of the LU: from now on shared requests are recorded. */
+static struct sbc_cmd *flag_up(struct scsi_dev *dev)
+{
+	struct sbc_cmd *f = mk(dev, 99);
+
+	cr_assert(sbc_range_lock(f, dev->nr_blocks - 1, 1, true, note_resume));
+	cr_assert(scsi_exc_get(dev) & SCSI_EXC_RANGE);
+	return f;
+}
+
+SBC_TEST(rangelock, shared_requests_take_no_lock_until_an_exclusive_one_comes)
+{
+	struct sbc_cmd *a = mk(fx->dev, 1), *b = mk(fx->dev, 2), *x = mk(fx->dev, 3);
+
+	norder = 0;
+	cr_assert(sbc_range_lock(a, 0, 10, false, note_resume));
+	cr_assert(sbc_range_lock(b, 500, 10, false, note_resume));
+	cr_assert_eq(fx->dev->rl_fast, 2);
+	cr_assert_eq(scsi_exc_get(fx->dev), 0);
+	/* disjoint from both, yet it waits: their ranges were not recorded */
+	cr_assert_not(sbc_range_lock(x, 100, 1, true, note_resume));
+	cr_assert(scsi_exc_get(fx->dev) & SCSI_EXC_RANGE);
+	drop(a);
+	cr_assert_eq(norder, 0);
+	drop(b); /* the last one out lets it in */
+	cr_assert_eq(norder, 1);
+	cr_assert_eq(order[0], 3);
+	cr_assert_eq(fx->dev->rl_fast, 0);
+	drop(x);
+	cr_assert_eq(scsi_exc_get(fx->dev), 0, "flag down once no exclusive request is left");
+}
+
 SBC_TEST(rangelock, shared_requests_share)
 {
 	struct sbc_cmd *a = mk(fx->dev, 1), *b = mk(fx->dev, 2);
@@ -42,10 +81,12 @@ SBC_TEST(rangelock, shared_requests_share)
 
 SBC_TEST(rangelock, exclusive_waits_for_overlap_and_resumes_on_release)
 {
+	struct sbc_cmd *f = flag_up(fx->dev);
 	struct sbc_cmd *s = mk(fx->dev, 1), *x = mk(fx->dev, 2), *y = mk(fx->dev, 3);
 
 	norder = 0;
 	cr_assert(sbc_range_lock(s, 100, 8, false, note_resume));
+	cr_assert_eq(fx->dev->rl_fast, 0, "recorded, not counted");
 	cr_assert_not(sbc_range_lock(x, 107, 1, true, note_resume), "overlaps the shared holder");
 	cr_assert(sbc_range_lock(y, 108, 1, true, note_resume), "disjoint: granted");
 	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 1);
@@ -56,6 +97,7 @@ SBC_TEST(rangelock, exclusive_waits_for_overlap_and_resumes_on_release)
 	cr_assert_eq(sbc_rangelock_waiters(fx->dev), 0);
 	drop(x);
 	drop(y);
+	drop(f);
 }
 
 SBC_TEST(rangelock, waiting_exclusive_is_not_overtaken)
@@ -190,7 +232,10 @@ Test(rangelock, disjoint_ranges_do_not_wait)
 	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
 	struct th_result r;
 
+	struct sbc_cmd *f;
+
 	fx_init_ops(&fx, &gate_ops);
+	f = flag_up(fx.dev); /* so the WRITE's range is recorded */
 	memset(wbuf, 'W', 512);
 	cdb10(wc, 0x2a, 0, 0, 1);
 	gate_arm(BS_WRITE);
@@ -202,6 +247,7 @@ Test(rangelock, disjoint_ranges_do_not_wait)
 	cr_assert_eq(r.status, SAM_STAT_GOOD);
 	gate_release();
 	cr_assert_eq(fx_job_join(&wr).status, SAM_STAT_GOOD);
+	drop(f);
 	fx_expect(&fx, 0, 1, 'W');
 	fx_expect(&fx, 1, 1, 'C');
 	fx_fini(&fx);
