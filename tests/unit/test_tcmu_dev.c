@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/unit/scsi_harness.h"
 #include "tests/unit/test_tcmu_fake.h"
@@ -337,5 +338,126 @@ Test(tcmu_dev, block_limits_announce_what_lio_takes)
 	cr_assert_eq(p[1], 0xb0);
 	cr_assert_eq((uint32_t)p[8] << 24 | p[9] << 16 | p[10] << 8 | p[11], 128,
 		     "64 KiB = 128 blocks of 512");
+	down();
+}
+
+/* Wait until the device holds exactly n commands (the hang_lba ones stay). */
+static void settle_to(unsigned n)
+{
+	for (int i = 0; i < 500 && tcmu_dev_inflight(D) != n; i++) {
+		tcmu_dev_reap(D);
+		usleep(2000);
+	}
+	tcmu_dev_reap(D);
+	cr_assert_eq(tcmu_dev_inflight(D), n);
+}
+
+#define TMR_CAPS (TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_TMR)
+
+/* hang_lba holds a READ; LIO's ABORT TASK names it: it completes once, as TASK ABORTED, and
+ * the initiator's retry of the same READ runs. */
+Test(tcmu_dev, tmr_aborts_a_held_command_once_and_the_retry_runs)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	struct fk_done d[4];
+	struct tcmu_dev_stats s;
+	uint16_t id;
+
+	up(TMR_CAPS);
+	clear_ua();
+	tcmu_dev_set_hang_lba(D, 100);
+	iov[0][0] = fk_data(&K, 4096), iov[0][1] = 4096;
+	rw10(cdb, false, 100, 8);
+	id = fk_cmd(&K, cdb, 10, iov, 1);
+	cr_assert_eq(tcmu_dev_poll(D), 1);
+	settle_to(1);
+	cr_assert_eq(fk_reap(&K, d, 4), 0, "a held command is not answered");
+	fk_tmr(&K, TCMU_TMR_ABORT_TASK, &id, 1);
+	cr_assert_eq(tcmu_dev_poll(D), 0, "a TMR entry is no command");
+	settle_to(0);
+	cr_assert_eq(fk_reap(&K, d, 4), 1);
+	cr_assert_eq(d[0].cmd_id, id);
+	cr_assert_eq(d[0].status, SAM_STAT_TASK_ABORTED);
+	/* the retry passes the gate */
+	cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
+	tcmu_dev_get_stats(D, &s);
+	cr_assert_eq(s.held, 1);
+	cr_assert_eq(s.tmrs, 1);
+	cr_assert_eq(s.tmr_cmds, 1);
+	cr_assert_eq(s.aborted, 1);
+	cr_assert_eq(s.refused, 0);
+	cr_assert_eq(s.completions, s.cmds, "%llu commands, %llu completions",
+		     (unsigned long long)s.cmds, (unsigned long long)s.completions);
+	down();
+}
+
+/* A LUN reset naming a held command twice, one LIO still had but we answered already (not
+ * yet reaped by the kernel), and one unknown: each command completes exactly once. */
+Test(tcmu_dev, tmr_lun_reset_completes_each_command_once)
+{
+	static const uint8_t tur[6] = {0};
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	struct fk_done d[8];
+	struct tcmu_dev_stats s;
+	uint16_t ids[4];
+	unsigned n;
+	bool held_seen = false, tur_seen = false;
+
+	up(TMR_CAPS);
+	clear_ua();
+	tcmu_dev_set_hang_lba(D, 8);
+	iov[0][0] = fk_data(&K, 512), iov[0][1] = 512;
+	rw10(cdb, true, 8, 1);
+	ids[0] = fk_cmd(&K, cdb, 10, iov, 1);
+	ids[1] = fk_cmd(&K, tur, 6, NULL, 0);
+	ids[2] = ids[0];
+	ids[3] = 4000;
+	cr_assert_eq(tcmu_dev_poll(D), 2);
+	/* the TUR is done in the core but not reaped when the TMR arrives */
+	fk_tmr(&K, TCMU_TMR_LUN_RESET, ids, 4);
+	cr_assert_eq(tcmu_dev_poll(D), 0);
+	settle_to(0);
+	n = fk_reap(&K, d, 8);
+	cr_assert_eq(n, 2);
+	for (unsigned i = 0; i < n; i++) {
+		if (d[i].cmd_id == ids[0]) {
+			cr_assert_not(held_seen);
+			held_seen = true;
+			cr_assert_eq(d[i].status, SAM_STAT_TASK_ABORTED);
+		} else {
+			cr_assert_eq(d[i].cmd_id, ids[1]);
+			cr_assert_not(tur_seen);
+			tur_seen = true;
+		}
+	}
+	cr_assert(held_seen && tur_seen);
+	tcmu_dev_get_stats(D, &s);
+	cr_assert_eq(s.refused, 0);
+	cr_assert_eq(s.tmr_cmds, 2, "the held WRITE and the TUR were ours");
+	cr_assert_eq(s.completions, s.cmds);
+	down();
+}
+
+/* Closing (removal, shutdown) runs what hang_lba holds, so the drain ends. */
+Test(tcmu_dev, close_runs_held_commands)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	struct fk_done d[2];
+
+	up(TMR_CAPS);
+	clear_ua();
+	tcmu_dev_set_hang_lba(D, 16);
+	iov[0][0] = fk_data(&K, 512), iov[0][1] = 512;
+	rw10(cdb, false, 16, 1);
+	fk_cmd(&K, cdb, 10, iov, 1);
+	cr_assert_eq(tcmu_dev_poll(D), 1);
+	settle_to(1);
+	tcmu_dev_close(D);
+	settle_to(0);
+	cr_assert_eq(fk_reap(&K, d, 2), 1);
+	cr_assert_eq(d[0].status, 0);
 	down();
 }

@@ -142,6 +142,23 @@ static inline uint16_t fk_cmd(struct fk *k, const uint8_t *cdb, uint32_t cdb_len
 	return id;
 }
 
+/* Queue a TMR entry naming n cmd_ids, sized as queue_tmr_ring() sizes it. */
+static inline void fk_tmr(struct fk *k, uint8_t type, const uint16_t *ids, uint32_t n)
+{
+	uint32_t len = (uint32_t)(sizeof(struct tcmu_tmr_entry) + n * sizeof(uint16_t) + 7) & ~7u;
+	struct tcmu_tmr_entry t;
+
+	fk_make_room(k, len);
+	memset(fk_ent(k, k->head), 0, len);
+	memset(&t, 0, sizeof(t));
+	t.hdr.len_op = len | TCMU_OP_TMR;
+	t.tmr_type = type;
+	t.cmd_cnt = n;
+	memcpy(fk_ent(k, k->head), &t, sizeof(t));
+	memcpy(fk_ent(k, k->head) + sizeof(t), ids, n * sizeof(uint16_t));
+	fk_set_head(k, (k->head + len) % k->cmdr_size);
+}
+
 /* The kernel's reap: completions between its last cleaned position and cmd_tail. */
 static inline unsigned fk_reap(struct fk *k, struct fk_done *out, unsigned max)
 {

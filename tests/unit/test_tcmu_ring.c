@@ -226,10 +226,104 @@ Test(tcmu_ring, skipped_entries_are_handed_back)
 	fk_hdr(&k, 64, 64, TCMU_OP_TMR, 0);
 	fk_set_head(&k, 128);
 	rq_init(&q);
+	cr_assert_eq(tcmu_ring_next(&r, &q.req), TCMU_NEXT_TMR);
+	cr_assert_eq(r.tmr.n, 0);
 	cr_assert_eq(tcmu_ring_next(&r, &q.req), TCMU_NEXT_EMPTY);
 	cr_assert_eq(fk_tail(&k), 128);
 	tcmu_ring_fini(&r);
 	fk_fini(&k);
+}
+
+/* A TMR entry behind two commands: its list is copied out, it owes no completion, and the
+ * tail moves over it once the commands before it are answered. */
+Test(tcmu_ring, tmr_entry_lists_the_aborted_commands)
+{
+	struct fk k;
+	struct tcmu_ring r;
+	struct rq q1, q2, q3;
+	struct fk_done d[4];
+	uint16_t ids[2];
+
+	fk_init(&k, 4096, 4096, TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_TMR);
+	ring_up(&k, &r);
+	rq_init(&q1), rq_init(&q2), rq_init(&q3);
+	ids[0] = fk_cmd(&k, TUR, 6, NULL, 0);
+	ids[1] = fk_cmd(&k, TUR, 6, NULL, 0);
+	fk_tmr(&k, TCMU_TMR_LUN_RESET, ids, 2);
+	cr_assert_eq(tcmu_ring_next(&r, &q1.req), TCMU_NEXT_CMD);
+	cr_assert_eq(tcmu_ring_next(&r, &q2.req), TCMU_NEXT_CMD);
+	cr_assert_eq(tcmu_ring_next(&r, &q3.req), TCMU_NEXT_TMR);
+	cr_assert_eq(r.tmr.type, TCMU_TMR_LUN_RESET);
+	cr_assert_eq(r.tmr.n, 2);
+	cr_assert_eq(r.tmr.ids[0], ids[0]);
+	cr_assert_eq(r.tmr.ids[1], ids[1]);
+	cr_assert_str_eq(tcmu_tmr_name(r.tmr.type), "LOGICAL UNIT RESET");
+	cr_assert_eq(tcmu_ring_next(&r, &q3.req), TCMU_NEXT_EMPTY);
+	cr_assert_eq(tcmu_ring_complete(&r, &q2.req, &GOOD), 1);
+	cr_assert_eq(tcmu_ring_complete(&r, &q1.req, &GOOD), 1);
+	cr_assert_eq(tcmu_ring_next(&r, &q3.req), TCMU_NEXT_EMPTY);
+	cr_assert_eq(fk_tail(&k), k.head, "the TMR entry is handed back with the commands");
+	cr_assert_eq(fk_reap(&k, d, 4), 2);
+	tcmu_ring_fini(&r);
+	fk_fini(&k);
+}
+
+/* A count larger than the entry holds is cut to what it holds: nothing past the entry is read
+ * (ASan run). */
+Test(tcmu_ring, tmr_count_past_its_entry_is_cut)
+{
+	struct fk k;
+	struct tcmu_ring r;
+	struct rq q;
+	uint16_t ids[3] = {7, 8, 9};
+	uint32_t cnt = 100000;
+
+	fk_init(&k, 4096, 4096, TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_TMR);
+	ring_up(&k, &r);
+	rq_init(&q);
+	fk_tmr(&k, TCMU_TMR_ABORT_TASK, ids, 3);
+	memcpy(fk_ent(&k, 0) + offsetof(struct tcmu_tmr_entry, cmd_cnt), &cnt, sizeof(cnt));
+	cr_assert_eq(tcmu_ring_next(&r, &q.req), TCMU_NEXT_TMR);
+	/* the entry is 8-aligned: 3 ids leave room for a fourth (zero) */
+	cr_assert_eq(r.tmr.n, 4);
+	cr_assert_eq(r.tmr.ids[2], 9);
+	tcmu_ring_fini(&r);
+	fk_fini(&k);
+}
+
+/* A second completion of one command is refused, in both completion modes: the kernel would
+ * take it for whatever command sits in that entry next. */
+static void second_completion_refused(uint16_t flags)
+{
+	struct fk k;
+	struct tcmu_ring r;
+	struct rq q1, q2;
+
+	fk_init(&k, 4096, 4096, flags);
+	ring_up(&k, &r);
+	rq_init(&q1), rq_init(&q2);
+	fk_cmd(&k, TUR, 6, NULL, 0);
+	fk_cmd(&k, TUR, 6, NULL, 0);
+	cr_assert_eq(tcmu_ring_next(&r, &q1.req), TCMU_NEXT_CMD);
+	cr_assert_eq(tcmu_ring_next(&r, &q2.req), TCMU_NEXT_CMD);
+	cr_assert_eq(tcmu_ring_complete(&r, &q1.req, &GOOD), 1);
+	cr_assert_eq(tcmu_ring_complete(&r, &q1.req, &GOOD), -1);
+	cr_assert_eq(r.refused, 1);
+	cr_assert_eq(r.outstanding, 1, "the refused completion took nothing");
+	cr_assert_eq(tcmu_ring_complete(&r, &q2.req, &GOOD), 1);
+	cr_assert_eq(fk_tail(&k), k.head);
+	tcmu_ring_fini(&r);
+	fk_fini(&k);
+}
+
+Test(tcmu_ring, second_completion_refused_out_of_order)
+{
+	second_completion_refused(TCMU_MAILBOX_FLAG_CAP_OOOC);
+}
+
+Test(tcmu_ring, second_completion_refused_in_order)
+{
+	second_completion_refused(0);
 }
 
 Test(tcmu_ring, read_len_only_when_the_kernel_announces_it)

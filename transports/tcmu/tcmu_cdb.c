@@ -59,3 +59,34 @@ bool tcmu_cdb_data_out(const uint8_t *cdb)
 		return false;
 	}
 }
+
+static uint64_t be(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+bool tcmu_cdb_rw_lba(const uint8_t *cdb, uint64_t *lba)
+{
+	switch (cdb[0]) {
+	case 0x08: /* READ(6) */
+	case 0x0a: /* WRITE(6) */
+		*lba = be(cdb + 1, 3) & 0x1fffff;
+		return true;
+	case 0x28: /* READ(10) */
+	case 0x2a: /* WRITE(10) */
+	case 0xa8: /* READ(12) */
+	case 0xaa: /* WRITE(12) */
+		*lba = be(cdb + 2, 4);
+		return true;
+	case 0x88: /* READ(16) */
+	case 0x8a: /* WRITE(16) */
+		*lba = be(cdb + 2, 8);
+		return true;
+	default:
+		return false;
+	}
+}

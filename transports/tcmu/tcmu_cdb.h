@@ -13,5 +13,7 @@ unsigned tcmu_cdb_len(const uint8_t *cdb);
 /* Whether the command moves data from the initiator to us (data-out).  Anything else that
  * carries data is data-in. */
 bool tcmu_cdb_data_out(const uint8_t *cdb);
+/* The first LBA of a READ or WRITE (6, 10, 12, 16); false for any other command. */
+bool tcmu_cdb_rw_lba(const uint8_t *cdb, uint64_t *lba);
 
 #endif

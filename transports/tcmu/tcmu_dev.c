@@ -1,6 +1,16 @@
 /* One TCMU device (see tcmu_dev.h): ring entries become scsi_tasks whose iovecs point
  * straight into the kernel's data area (zero copy), and task completions go back into the
- * ring in the order the ring allows (tcmu_ring.c decides). */
+ * ring in the order the ring allows (tcmu_ring.c decides).
+ *
+ * Task management: with tmr_notification=1 LIO queues a TMR entry after it aborted commands
+ * that are in the ring; it answers the TMF to the initiator only once each of them came back
+ * through the ring (or its cmd_time_out fired).  Each command the entry names becomes the
+ * core's ABORT TASK on this device's nexus (the task's tag is its cmd_id), so a command queued
+ * or parked in the core ends at once and one in a backstore ends when its I/O does; either
+ * way it is completed once, as TASK ABORTED (LIO ignores the status of an aborted command).
+ * The entry names exactly the commands LIO aborted, so a LUN reset aborts those and nothing
+ * else: another LIO device backed by the same DEVICE keeps its commands, and LIO, not utgt,
+ * raises the reset's UNIT ATTENTION. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +30,18 @@ struct tcmu_cmd {
 	struct scsi_task task;
 	struct tcmu_dev *dev;
 	struct tcmu_req req;
-	struct tcmu_cmd *next;
+	struct tcmu_cmd *next;		   /* done list */
+	struct tcmu_cmd *fl_prev, *fl_next; /* in flight, owner thread only */
+	bool held;			   /* parked by hang_lba: never given to the core */
+	bool tmr_named;			   /* a TMR aborted it already */
 	uint32_t iov_cap;
 	struct iovec iov[];
 };
+
+/* Counters: written on the owner thread (tmf_left also by TMF completions on core threads),
+ * read by the admin thread; relaxed atomics. */
+#define CNT_ADD(f, n) __atomic_fetch_add(&(f), (n), __ATOMIC_RELAXED)
+#define CNT_GET(f)    __atomic_load_n(&(f), __ATOMIC_RELAXED)
 
 struct tcmu_dev {
 	char name[64];
@@ -32,8 +50,15 @@ struct tcmu_dev {
 	struct scsi_nexus nx;
 	struct scsi_lun_entry lun0;
 	struct scsi_lun_table luns;
-	unsigned inflight; /* owner thread only */
+	unsigned inflight; /* written by the owner thread, read by stats (atomic) */
+	unsigned tmf_left; /* ABORT TASKs given to the core and not yet done (atomic) */
 	bool closing;
+	struct tcmu_cmd *fl_head; /* commands in flight, for TMRs to find by cmd_id */
+	uint64_t hang_lba;	  /* fault injection; UINT64_MAX: off */
+	uint64_t hang_hits;
+	struct {
+		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held;
+	} st;
 	struct tcmu_cmd *spare; /* reused for the next entry */
 	pthread_mutex_t mu;	/* guards done list */
 	struct tcmu_cmd *done_head, *done_tail;
@@ -69,6 +94,7 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 		return NULL;
 	}
 	d->hooks = *hooks;
+	d->hang_lba = UINT64_MAX;
 	pthread_mutex_init(&d->mu, NULL);
 	d->lun0 = (struct scsi_lun_entry){.lun = 0, .dev = sdev};
 	d->luns = (struct scsi_lun_table){.n = 1, .e = &d->lun0};
@@ -123,12 +149,44 @@ static void refuse(struct tcmu_cmd *c)
 	cmd_done(t);
 }
 
+static void fl_add(struct tcmu_dev *d, struct tcmu_cmd *c)
+{
+	c->fl_prev = NULL;
+	c->fl_next = d->fl_head;
+	if (d->fl_head)
+		d->fl_head->fl_prev = c;
+	d->fl_head = c;
+}
+
+static void fl_del(struct tcmu_dev *d, struct tcmu_cmd *c)
+{
+	if (c->fl_prev)
+		c->fl_prev->fl_next = c->fl_next;
+	else
+		d->fl_head = c->fl_next;
+	if (c->fl_next)
+		c->fl_next->fl_prev = c->fl_prev;
+}
+
+/* hang_lba: every other READ/WRITE starting there is held (the first, the third...). */
+static bool hang(struct tcmu_dev *d, const struct tcmu_cmd *c)
+{
+	uint64_t lba;
+
+	if (d->hang_lba == UINT64_MAX || !tcmu_cdb_rw_lba(c->req.cdb, &lba) || lba != d->hang_lba)
+		return false;
+	return d->hang_hits++ % 2 == 0;
+}
+
 static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 {
 	struct scsi_task *t = &c->task;
 
 	memset(t, 0, sizeof(*t));
-	d->inflight++;
+	c->held = c->tmr_named = false;
+	CNT_ADD(d->inflight, 1);
+	CNT_ADD(d->st.cmds, 1);
+	fl_add(d, c);
 	if (c->req.err) {
 		refuse(c);
 		return;
@@ -147,7 +205,91 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 	t->iovcnt = (int)c->req.iovcnt;
 	t->done = cmd_done;
 	t->priv = c;
+	if (hang(d, c)) {
+		c->held = true;
+		CNT_ADD(d->st.held, 1);
+		tgt_log(LOG_WARNING,
+			"tcmu %s: cmd_id %u (LBA %llu) held by fault injection hang_lba until a "
+			"task management function aborts it",
+			d->name, c->req.cmd_id, (unsigned long long)d->hang_lba);
+		return;
+	}
 	scsi_task_execute(t);
+}
+
+static void tmf_done(struct scsi_tmf *tmf)
+{
+	struct tcmu_dev *d = tmf->priv;
+
+	free(tmf);
+	/* the last touch of d: once tmf_left is 0 the owner may free it */
+	__atomic_fetch_sub(&d->tmf_left, 1, __ATOMIC_RELEASE);
+	if (d->hooks.wake)
+		d->hooks.wake(d->hooks.ctx);
+}
+
+static struct tcmu_cmd *fl_find(struct tcmu_dev *d, uint16_t cmd_id)
+{
+	for (struct tcmu_cmd *c = d->fl_head; c; c = c->fl_next)
+		if (c->req.cmd_id == cmd_id)
+			return c;
+	return NULL;
+}
+
+/* A held command aborted: it never reached the core, so it completes here. */
+static void abort_held(struct tcmu_dev *d, struct tcmu_cmd *c)
+{
+	c->held = false;
+	c->task.aborted = true;
+	c->task.status = SAM_STAT_TASK_ABORTED;
+	tgt_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
+	cmd_done(&c->task);
+}
+
+static void abort_in_core(struct tcmu_dev *d, struct tcmu_cmd *c)
+{
+	struct scsi_tmf *tmf = calloc(1, sizeof(*tmf));
+
+	if (!tmf) {
+		/* it still completes, on its own; LIO waits for it (or times it out) */
+		tgt_log(LOG_ERR, "tcmu %s: out of memory aborting cmd_id %u", d->name,
+			c->req.cmd_id);
+		return;
+	}
+	tmf->fn = SCSI_TMF_ABORT_TASK;
+	tmf->lun = 0;
+	tmf->ref_tag = c->req.cmd_id;
+	tmf->nexus = &d->nx;
+	tmf->done = tmf_done;
+	tmf->priv = d;
+	__atomic_fetch_add(&d->tmf_left, 1, __ATOMIC_RELAXED);
+	scsi_tmf_execute(tmf); /* may complete c (cmd_done) before it returns */
+}
+
+static void handle_tmr(struct tcmu_dev *d, const struct tcmu_tmr *m)
+{
+	unsigned ours = 0;
+
+	CNT_ADD(d->st.tmrs, 1);
+	scsi_nexus_count_tmf(&d->nx);
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct tcmu_cmd *c = fl_find(d, m->ids[i]);
+
+		/* not found: we completed it before LIO built the list */
+		if (!c || c->tmr_named)
+			continue;
+		c->tmr_named = true;
+		ours++;
+		if (c->held)
+			abort_held(d, c);
+		else if (!c->req.err) /* a refused entry is completed already */
+			abort_in_core(d, c);
+	}
+	CNT_ADD(d->st.tmr_cmds, ours);
+	tgt_log(LOG_NOTICE,
+		"tcmu %s: task management notification: %s, %u command(s) aborted by LIO, %u of "
+		"them still ours",
+		d->name, tcmu_tmr_name(m->type), m->n, ours);
 }
 
 unsigned tcmu_dev_poll(struct tcmu_dev *d)
@@ -163,6 +305,10 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 		c->req.iov = c->iov;
 		c->req.iov_cap = c->iov_cap;
 		r = tcmu_ring_next(&d->ring, &c->req);
+		if (r == TCMU_NEXT_TMR) {
+			handle_tmr(d, &d->ring.tmr);
+			continue;
+		}
 		if (r == TCMU_NEXT_IOV_ROOM) {
 			struct tcmu_cmd *b = cmd_alloc(d, c->req.iovcnt);
 			if (!b)
@@ -204,10 +350,17 @@ unsigned tcmu_dev_reap(struct tcmu_dev *d)
 		int rc = tcmu_ring_complete(&d->ring, &c->req, &rsp);
 
 		if (rc < 0)
-			tgt_log(LOG_ERR, "tcmu %s: completion of cmd_id %u has no ring entry",
+			tgt_log(LOG_ERR,
+				"tcmu %s: completion of cmd_id %u refused: not in flight (a second "
+				"completion)",
 				d->name, c->req.cmd_id);
+		else
+			CNT_ADD(d->st.completions, 1);
+		if (t->aborted)
+			CNT_ADD(d->st.aborted, 1);
 		moved |= rc > 0;
-		d->inflight--;
+		__atomic_fetch_sub(&d->inflight, 1, __ATOMIC_RELAXED);
+		fl_del(d, c);
 		free(c);
 		n++;
 		c = next;
@@ -219,7 +372,28 @@ unsigned tcmu_dev_reap(struct tcmu_dev *d)
 
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d)
 {
-	return d->inflight;
+	return d->inflight + __atomic_load_n(&d->tmf_left, __ATOMIC_ACQUIRE);
+}
+
+void tcmu_dev_set_hang_lba(struct tcmu_dev *d, uint64_t lba)
+{
+	d->hang_lba = lba;
+}
+
+void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->ring_bytes = d->ring.cmdr_size;
+	o->data_bytes = d->ring.size - d->ring.data_off;
+	o->flags = d->ring.flags;
+	o->inflight = CNT_GET(((struct tcmu_dev *)d)->inflight);
+	o->cmds = CNT_GET(d->st.cmds);
+	o->completions = CNT_GET(d->st.completions);
+	o->aborted = CNT_GET(d->st.aborted);
+	o->tmrs = CNT_GET(d->st.tmrs);
+	o->tmr_cmds = CNT_GET(d->st.tmr_cmds);
+	o->held = CNT_GET(d->st.held);
+	o->refused = CNT_GET(d->ring.refused);
 }
 
 bool tcmu_dev_broken(const struct tcmu_dev *d)
@@ -230,6 +404,12 @@ bool tcmu_dev_broken(const struct tcmu_dev *d)
 void tcmu_dev_close(struct tcmu_dev *d)
 {
 	d->closing = true;
+	/* nobody will abort the held ones now: run them so the drain ends */
+	for (struct tcmu_cmd *c = d->fl_head; c; c = c->fl_next)
+		if (c->held) {
+			c->held = false;
+			scsi_task_execute(&c->task);
+		}
 }
 
 void tcmu_dev_free(struct tcmu_dev *d)

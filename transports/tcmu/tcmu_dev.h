@@ -21,6 +21,22 @@ struct tcmu_dev_hooks {
 	void *ctx;
 };
 
+/* What a device has done, for `utgtadm show devices` (relaxed loads: fields may be a few
+ * commands apart, never torn). */
+struct tcmu_dev_stats {
+	uint32_t ring_bytes;   /* command ring size */
+	uint64_t data_bytes;   /* data area size */
+	uint16_t flags;	       /* mailbox flags (TCMU_MAILBOX_FLAG_CAP_*) */
+	uint32_t inflight;     /* commands taken and not yet completed in the ring */
+	uint64_t cmds;	       /* commands taken from the ring */
+	uint64_t completions;  /* completions written into the ring */
+	uint64_t aborted;      /* of those, commands a TMR aborted */
+	uint64_t tmrs;	       /* TMR entries (tmr_notification=1) */
+	uint64_t tmr_cmds;     /* commands the TMRs named that were still ours */
+	uint64_t held;	       /* commands the hang_lba fault injection held */
+	uint64_t refused;      /* second completions refused by the ring: always 0 */
+};
+
 /* Serve the ring mapped at map (size bytes) with sdev as LUN 0.  name: for logs and the
  * nexus's port names; max_xfer: the longest command LIO accepts, in bytes (0: no limit of
  * our own).  NULL with err filled when the mailbox is unusable. */
@@ -32,10 +48,18 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 unsigned tcmu_dev_poll(struct tcmu_dev *d);
 /* Write queued completions into the ring; kick when cmd_tail moved.  Returns how many. */
 unsigned tcmu_dev_reap(struct tcmu_dev *d);
-/* Commands taken and not yet reaped. */
+/* Commands taken and not yet reaped, plus task management functions still running: the
+ * device may be freed when this is 0. */
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
+/* Fault injection for tests (dev_config option hang_lba, docs/tcmu.md): READs and WRITEs
+ * starting at LBA lba alternate between being held (never run; only a TMR that aborts them,
+ * or the device closing, lets them go) and running, so the retry that follows an abort
+ * succeeds.  UINT64_MAX: off (the default).  Call before the first poll. */
+void tcmu_dev_set_hang_lba(struct tcmu_dev *d, uint64_t lba);
+void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *out);
 bool tcmu_dev_broken(const struct tcmu_dev *d);
-/* Stop taking new commands (removal, shutdown); in-flight ones still complete. */
+/* Stop taking new commands (removal, shutdown); in-flight ones still complete (held ones are
+ * run). */
 void tcmu_dev_close(struct tcmu_dev *d);
 /* Free; only once tcmu_dev_inflight() is 0. */
 void tcmu_dev_free(struct tcmu_dev *d);

@@ -94,6 +94,11 @@ int tcmu_ring_init(struct tcmu_ring *r, void *base, size_t size, const char *nam
 	r->read_len = mb.flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN;
 	/* entries the kernel queued before we came (a restarted daemon) are served again */
 	r->fetch = r->tail = tail;
+	r->live_ids = calloc(1, (UINT16_MAX + 1) / 8);
+	if (!r->live_ids) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -102,6 +107,48 @@ void tcmu_ring_fini(struct tcmu_ring *r)
 	free(r->fifo);
 	r->fifo = NULL;
 	r->fifo_cap = r->fifo_n = 0;
+	free(r->live_ids);
+	r->live_ids = NULL;
+	free(r->tmr.ids);
+	r->tmr.ids = NULL;
+	r->tmr.cap = r->tmr.n = 0;
+}
+
+/* cmd_id bit: op 0 tests, 1 sets, -1 clears; returns the bit before. */
+static bool live_id(struct tcmu_ring *r, uint16_t id, int op)
+{
+	uint8_t m = (uint8_t)(1u << (id & 7)), *b = &r->live_ids[id >> 3];
+	bool was = *b & m;
+
+	if (op > 0)
+		*b |= m;
+	else if (op < 0)
+		*b &= (uint8_t)~m;
+	return was;
+}
+
+const char *tcmu_tmr_name(uint8_t type)
+{
+	switch (type) {
+	case TCMU_TMR_ABORT_TASK:
+		return "ABORT TASK";
+	case TCMU_TMR_ABORT_TASK_SET:
+		return "ABORT TASK SET";
+	case TCMU_TMR_CLEAR_ACA:
+		return "CLEAR ACA";
+	case TCMU_TMR_CLEAR_TASK_SET:
+		return "CLEAR TASK SET";
+	case TCMU_TMR_LUN_RESET:
+		return "LOGICAL UNIT RESET";
+	case TCMU_TMR_TARGET_WARM_RESET:
+		return "TARGET WARM RESET";
+	case TCMU_TMR_TARGET_COLD_RESET:
+		return "TARGET COLD RESET";
+	case TCMU_TMR_LUN_RESET_PRO:
+		return "LUN RESET (PR preempt)";
+	default:
+		return "unknown TMF";
+	}
 }
 
 static struct tcmu_fifo_ent *fifo_at(struct tcmu_ring *r, uint32_t i)
@@ -177,20 +224,41 @@ static int skip(struct tcmu_ring *r, uint32_t len)
 	return 0;
 }
 
-static void parse_tmr(struct tcmu_ring *r, const uint8_t *e, uint32_t len)
+/* Copy a TMR entry's list out of the ring.  The kernel sizes the entry for cmd_cnt ids; a
+ * count the entry cannot hold is cut to what it holds (and logged). */
+static int parse_tmr(struct tcmu_ring *r, const uint8_t *e, uint32_t len)
 {
 	struct tcmu_tmr_entry t;
+	uint32_t room, n;
 
+	r->tmr.type = TCMU_TMR_UNKNOWN;
+	r->tmr.n = 0;
 	if (len < sizeof(t)) {
 		tgt_log(LOG_WARNING, "tcmu %s: TMR entry of %u bytes (too short); skipped", r->name,
 			len);
-		return;
+		return 0;
 	}
 	memcpy(&t, e, sizeof(t));
-	/* LIO answers the TMF itself; commands it aborts that we already run still complete
-	 * through the ring as usual. */
-	tgt_log(LOG_INFO, "tcmu %s: task management notification: type %u, %u command(s)", r->name,
-		t.tmr_type, t.cmd_cnt);
+	room = (len - (uint32_t)sizeof(t)) / sizeof(uint16_t);
+	n = t.cmd_cnt;
+	if (n > room) {
+		tgt_log(LOG_WARNING,
+			"tcmu %s: TMR entry names %u command(s) but holds %u; taking those", r->name,
+			n, room);
+		n = room;
+	}
+	if (n > r->tmr.cap) {
+		uint16_t *ids = realloc(r->tmr.ids, n * sizeof(*ids));
+		if (!ids)
+			return -1;
+		r->tmr.ids = ids;
+		r->tmr.cap = n;
+	}
+	if (n)
+		memcpy(r->tmr.ids, e + sizeof(t), n * sizeof(uint16_t));
+	r->tmr.type = t.tmr_type;
+	r->tmr.n = n;
+	return 0;
 }
 
 /* Fill req from the CMD entry at r->fetch (len bytes, already bounded). */
@@ -333,11 +401,20 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 			}
 			r->fetch = (r->fetch + len) % r->cmdr_size;
 			r->outstanding++;
+			if (live_id(r, req->cmd_id, 1))
+				tgt_log(LOG_ERR,
+					"tcmu %s: cmd_id %u queued again while still in flight",
+					r->name, req->cmd_id);
 			return TCMU_NEXT_CMD;
 		}
-		if (op == TCMU_OP_TMR)
-			parse_tmr(r, e, len);
-		else if (op != TCMU_OP_PAD) {
+		if (op == TCMU_OP_TMR) {
+			if (parse_tmr(r, e, len) < 0 || skip(r, len) < 0) {
+				tgt_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
+				return broken(r);
+			}
+			return TCMU_NEXT_TMR;
+		}
+		if (op != TCMU_OP_PAD) {
 			tgt_log(LOG_ERR,
 				"tcmu %s: entry at ring offset %u: %s (opcode %u, %u bytes); "
 				"flagged UNKNOWN_OP and skipped",
@@ -376,8 +453,10 @@ static void write_rsp(struct tcmu_ring *r, uint32_t off, uint16_t cmd_id,
 
 int tcmu_ring_complete(struct tcmu_ring *r, const struct tcmu_req *req, const struct tcmu_rsp *rsp)
 {
-	if (!r->outstanding)
+	if (!r->outstanding || !live_id(r, req->cmd_id, 0)) {
+		__atomic_fetch_add(&r->refused, 1, __ATOMIC_RELAXED); /* stats read it */
 		return -1;
+	}
 	if (r->oooc) {
 		/* the first command entry still held, whichever command it carried */
 		uint32_t i = 0;
@@ -397,6 +476,7 @@ int tcmu_ring_complete(struct tcmu_ring *r, const struct tcmu_req *req, const st
 		write_rsp(r, req->entry_off, req->cmd_id, rsp);
 		fifo_at(r, i)->done = true;
 	}
+	live_id(r, req->cmd_id, -1);
 	r->outstanding--;
 	return release_front(r) ? 1 : 0;
 }

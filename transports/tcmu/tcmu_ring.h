@@ -25,6 +25,17 @@ struct tcmu_ring {
 	uint32_t tail;	      /* our cmd_tail: everything before it is handed back */
 	uint32_t outstanding; /* CMD entries parsed but not yet completed */
 	bool broken;	      /* an entry we cannot step over: stop using this ring */
+	/* cmd_ids parsed and not yet completed, one bit each: a second completion for one
+	 * command is refused (the kernel would take it for another command, or break) */
+	uint8_t *live_ids;
+	uint64_t refused; /* completions refused for a cmd_id not in flight */
+	/* the last TMR entry parsed (TCMU_NEXT_TMR), its ids copied out of the ring */
+	struct tcmu_tmr {
+		uint8_t type; /* TCMU_TMR_* */
+		uint32_t n;
+		uint16_t *ids; /* the cmd_ids LIO aborted */
+		uint32_t cap;
+	} tmr;
 	/* parsed entries in ring order: commands (offset, done) and runs of skipped ones */
 	struct tcmu_fifo_ent {
 		uint32_t off; /* ring offset of a command; UINT32_MAX: skipped entries */
@@ -61,6 +72,7 @@ enum tcmu_next {
 	TCMU_NEXT_CMD,	    /* req filled (check req->err) and owed a completion */
 	TCMU_NEXT_IOV_ROOM, /* req->iovcnt iovecs needed: grow req->iov and call again */
 	TCMU_NEXT_BROKEN,   /* the ring cannot be parsed further; see the log */
+	TCMU_NEXT_TMR,	    /* a task management notification: r->tmr filled */
 };
 
 struct tcmu_rsp {
@@ -75,15 +87,19 @@ struct tcmu_rsp {
 int tcmu_ring_init(struct tcmu_ring *r, void *base, size_t size, const char *name, char *err,
 		   size_t errlen);
 void tcmu_ring_fini(struct tcmu_ring *r);
-/* Parse the next entry.  PAD and TMR entries are stepped over (TMRs logged: LIO completes the
- * TMF itself, the aborted commands still come back through us); an unknown opcode is flagged
- * TCMU_UFLAG_UNKNOWN_OP and stepped over. */
+/* Parse the next entry.  PAD entries are stepped over; a TMR entry (tmr_notification=1: LIO
+ * ran a TMF and aborted the commands it lists, which it still waits for in the ring) is
+ * returned as TCMU_NEXT_TMR with r->tmr filled and owes no completion; an unknown opcode is
+ * flagged TCMU_UFLAG_UNKNOWN_OP and stepped over. */
 enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req);
 /* Hand one completion back and advance cmd_tail as far as allowed (out of order when the
  * kernel can take it, else only up to the oldest command still running).  Returns true when
- * cmd_tail moved (the caller should kick the kernel), false when it did not; -1 on misuse
- * (nothing outstanding). */
+ * cmd_tail moved (the caller should kick the kernel), false when it did not; -1 when refused:
+ * req->cmd_id is not in flight (never taken, or completed already; counted in r->refused). */
 int tcmu_ring_complete(struct tcmu_ring *r, const struct tcmu_req *req, const struct tcmu_rsp *rsp);
+
+/* A TMR type's name, for log lines. */
+const char *tcmu_tmr_name(uint8_t type);
 
 /* Fixed-format sense data (18 bytes) for the errors the transport raises itself. */
 void tcmu_sense_fixed(uint8_t out[18], uint8_t key, uint8_t asc, uint8_t ascq);

@@ -26,6 +26,7 @@
 #include "common/ut_thread.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
+#include "transports/tcmu/tcmu_cfg.h"
 #include "transports/tcmu/tcmu_dev.h"
 #include "transports/tcmu/tcmu_lio.h"
 #include "transports/tcmu/tcmu_uio.h"
@@ -91,8 +92,11 @@ static void attach(const struct tcmu_uio_info *u)
 {
 	struct tcmu_uio_name nm;
 	struct tdev *t = calloc(1, sizeof(*t));
-	const struct tgt_device *td;
-	char err[256] = "";
+	const struct tgt_device *td = NULL;
+	struct tcmu_cfg opt;
+	struct tcmu_dev *dev;
+	char err[256] = "", opt_err[128] = "";
+	bool ours, opts_ok;
 
 	if (!t)
 		return;
@@ -100,23 +104,30 @@ static void attach(const struct tcmu_uio_info *u)
 	snprintf(t->uio_name, sizeof(t->uio_name), "%s", u->name);
 	t->fd = -1;
 	tcmu_uio_parse_name(u->name, &nm);
+	ours = !strcmp(nm.subtype, SUBTYPE);
+	opts_ok = ours && !tcmu_cfg_parse(nm.cfg, &opt, opt_err, sizeof(opt_err));
 	pthread_mutex_lock(&G.lock);
 	t->next = G.devs;
 	G.devs = t;
-	td = strcmp(nm.subtype, SUBTYPE) ? NULL : tgt_config_device(G.cfg, nm.cfg);
+	td = opts_ok ? tgt_config_device(G.cfg, opt.device) : NULL;
 	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
 	pthread_mutex_unlock(&G.lock);
-	if (strcmp(nm.subtype, SUBTYPE)) {
+	if (!ours) {
 		tgt_log(LOG_INFO, "tcmu: uio%u (%s): subtype '%s' is not ours; left alone",
 			u->minor, nm.dev, nm.subtype);
+		return;
+	}
+	if (!opts_ok) {
+		tgt_log(LOG_ERR, "tcmu: uio%u: LIO device '%s': dev_config utgt/%s: %s; not opened",
+			u->minor, nm.dev, nm.cfg, opt_err);
 		return;
 	}
 	if (!td || !td->dev) {
 		tgt_log(LOG_ERR,
 			"tcmu: uio%u: LIO device '%s' asks for dev_config utgt/%s, but scst.conf "
 			"has no DEVICE '%s'; not opened",
-			u->minor, nm.dev, nm.cfg, nm.cfg);
+			u->minor, nm.dev, nm.cfg, opt.device);
 		return;
 	}
 	if (u->map_size > SIZE_MAX) {
@@ -132,9 +143,17 @@ static void attach(const struct tcmu_uio_info *u)
 		t->device[0] = '\0';
 		return;
 	}
-	t->dev = tcmu_dev_new(
+	dev = tcmu_dev_new(
 	    nm.dev, t->map, t->size, td->dev, tcmu_lio_max_xfer(G.configfs, nm.hba, nm.dev),
 	    &(struct tcmu_dev_hooks){.kick = kick, .wake = wake, .ctx = t}, err, sizeof(err));
+	if (dev && opt.hang_lba != UINT64_MAX) {
+		tcmu_dev_set_hang_lba(dev, opt.hang_lba);
+		tgt_log(LOG_WARNING,
+			"tcmu: uio%u (%s): fault injection: READ/WRITE at LBA %llu hangs every "
+			"other time, until aborted",
+			u->minor, nm.dev, (unsigned long long)opt.hang_lba);
+	}
+	t->dev = dev;
 	if (!t->dev) {
 		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		munmap(t->map, t->size);
@@ -147,7 +166,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->watch.fd = t->fd;
 	ut_thread_watch(&G.ut, &t->watch, EPOLLIN);
 	tgt_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s", u->minor, nm.dev,
-		nm.cfg);
+		opt.device);
 	tcmu_dev_poll(t->dev); /* anything queued before we came */
 }
 
