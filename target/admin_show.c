@@ -159,6 +159,9 @@ static void show_devices(const struct admin_info *ai, struct tgt_json *j)
 		}
 		tgt_json_u64(j, "sessions", s.nexuses);
 		admin_json_counters(j, "counters", &s, true);
+		for (unsigned k = 0; k < ai->run->ndrivers; k++)
+			if (ai->run->drivers[k].tp->show_device)
+				ai->run->drivers[k].tp->show_device(d->name, j);
 		scsi_io_stats_sum(&total, &s);
 		tgt_json_end_obj(j);
 	}

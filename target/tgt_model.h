@@ -206,6 +206,10 @@ struct tgt_transport {
 	/* Does the transport use DEVICE `name` outside the LUN maps (TCMU serves devices by
 	 * name)?  Such a device cannot be removed or re-created. */
 	bool (*uses_device)(const char *name);
+	/* Admin socket `show devices`: add to DEVICE name's object what the transport does with
+	 * it outside the LUN maps (TCMU: the LIO devices it backs, with rings and counters).
+	 * Admin thread, between start() and stop().  NULL: nothing to add. */
+	void (*show_device)(const char *name, struct tgt_json *j);
 };
 const struct tgt_transport *tgt_transport_find(const char *driver);
 /* Whether utgt serves this TARGET_DRIVER name at all (built or not). */

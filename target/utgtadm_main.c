@@ -311,6 +311,42 @@ static void show_sessions(const struct tgt_jv *a)
 	}
 }
 
+/* The LIO user backstores each DEVICE backs through the TCMU ring, when there are any. */
+static void tcmu_rows(const struct tgt_jv *ds)
+{
+	struct table t = {.ncols = 12};
+	char b[10][24];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ds->n; i++) {
+		const struct tgt_jv *l = tgt_jv_get(&ds->kids[i], "tcmu");
+		n += l && l->type == JV_ARR ? l->n : 0;
+	}
+	if (!n)
+		return;
+	t_row(&t, "DEVICE", "LIO DEVICE", "UIO", "RING", "DATA", "IN FLIGHT", "CMDS",
+	      "COMPLETED", "ABORTED", "TMRS", "HELD", "REFUSED");
+	for (unsigned i = 0; i < ds->n; i++) {
+		const struct tgt_jv *l = tgt_jv_get(&ds->kids[i], "tcmu");
+		for (unsigned x = 0; l && l->type == JV_ARR && x < l->n; x++) {
+			const struct tgt_jv *e = &l->kids[x];
+			t_row(&t, tgt_jv_str(&ds->kids[i], "name", "?"),
+			      tgt_jv_str(e, "lio_device", "?"), num(b[0], tgt_jv_u64(e, "uio", 0)),
+			      human(b[1], tgt_jv_u64(e, "ring_bytes", 0)),
+			      human(b[2], tgt_jv_u64(e, "data_bytes", 0)),
+			      num(b[3], tgt_jv_u64(e, "in_flight", 0)),
+			      num(b[4], tgt_jv_u64(e, "commands", 0)),
+			      num(b[5], tgt_jv_u64(e, "completions", 0)),
+			      num(b[6], tgt_jv_u64(e, "aborted", 0)),
+			      num(b[7], tgt_jv_u64(e, "tmr_entries", 0)),
+			      num(b[8], tgt_jv_u64(e, "held", 0)),
+			      num(b[9], tgt_jv_u64(e, "refused_completions", 0)));
+		}
+	}
+	printf("\nTCMU: LIO user backstores served through the ring\n");
+	t_print(&t);
+}
+
 static void show_devices(const struct tgt_jv *a)
 {
 	const struct tgt_jv *ds = tgt_jv_get(a, "devices");
@@ -338,6 +374,7 @@ static void show_devices(const struct tgt_jv *a)
 		      num(b[8], tgt_jv_u64(k, "errors", 0)));
 	}
 	t_print(&t);
+	tcmu_rows(ds);
 }
 
 static void join(const struct tgt_jv *arr, char *out, size_t len)

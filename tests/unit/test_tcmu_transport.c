@@ -1,6 +1,7 @@
 /* The tcmu driver (tcmu_transport.c): its place in the registry, its configuration, and
  * discovery on a fake sysfs tree: a dev_config naming no DEVICE and another subtype are left
- * alone, utgt/<DEVICE> is opened and served (a plain file stands in for /dev/uioN). */
+ * alone, utgt/<DEVICE> is opened and served (a plain file stands in for /dev/uioN); a refused
+ * one is served after a live change adds its DEVICE; `show devices` lists it. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "scsi/scsi_task.h"
+#include "target/tgt_json.h"
 #include "tests/unit/conf_test_util.h"
 #include "tests/unit/test_tcmu_fake.h"
 
@@ -94,48 +96,112 @@ static void uio(const char *root, unsigned minor, const char *name, size_t size)
 	put(root, p, s, strlen(s));
 }
 
-Test(tcmu_transport, discovery_serves_utgt_devices_only)
+/* Wait (bounded) until the ring file's cmd_tail reaches head. */
+static void wait_tail(const char *dev, const char *name, uint32_t head)
 {
-	char sys[] = "/tmp/utgt-tcmu-sys-XXXXXX", dev[] = "/tmp/utgt-tcmu-devs-XXXXXX";
-	char err[256] = "", path[512];
-	struct captured c;
-	struct diag d;
-	struct tgt_config *cfg = load("TARGET_DRIVER tcmu {\n\tenabled 1\n}\n", &c, &d);
-	static const uint8_t tur[6] = {0};
-	struct fk k;
-	uint32_t tail = 0;
-	time_t end;
+	char path[512];
+	uint32_t tail = UINT32_MAX;
+	time_t end = time(NULL) + 10;
 	int fd;
 
+	snprintf(path, sizeof(path), "%s/%s", dev, name);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	while (tail != head) {
+		cr_assert_eq(pread(fd, &tail, 4, offsetof(struct tcmu_mailbox, cmd_tail)), 4);
+		cr_assert_lt(time(NULL), end, "%s: the queued command was never completed", name);
+		usleep(10000);
+	}
+	close(fd);
+}
+
+/* The driver's configuration with its devices open, the core, a fake sysfs and /dev, and a
+ * ring with one TEST UNIT READY queued (to be put behind a uio device file). */
+static struct tgt_config *setup(struct fk *k, char *sys, char *dev, struct captured *c,
+				struct diag *d)
+{
+	static const uint8_t tur[6] = {0};
+	struct tgt_config *cfg = load("TARGET_DRIVER tcmu {\n\tenabled 1\n}\n", c, d);
+
 	cr_assert_not_null(cfg);
-	cr_assert_eq(tgt_config_open_devices(cfg, &d), 0, "%s", cap_dump(&c));
+	cr_assert_eq(tgt_config_open_devices(cfg, d), 0, "%s", cap_dump(c));
 	cr_assert_eq(scsi_core_init(1), 0);
 	cr_assert_not_null(mkdtemp(sys));
 	cr_assert_not_null(mkdtemp(dev));
-	/* a ring with one TEST UNIT READY queued, as the file behind /dev/uio2 */
-	fk_init(&k, 4096, 4096, TCMU_MAILBOX_FLAG_CAP_OOOC);
-	fk_cmd(&k, tur, 6, NULL, 0);
+	fk_init(k, 4096, 4096, TCMU_MAILBOX_FLAG_CAP_OOOC);
+	fk_cmd(k, tur, 6, NULL, 0);
+	return cfg;
+}
+
+Test(tcmu_transport, discovery_serves_utgt_devices_only)
+{
+	char sys[] = "/tmp/utgt-tcmu-sys-XXXXXX", dev[] = "/tmp/utgt-tcmu-devs-XXXXXX";
+	char err[256] = "";
+	struct captured c;
+	struct diag d;
+	struct fk k;
+	struct tgt_config *cfg = setup(&k, sys, dev, &c, &d);
+
 	uio(sys, 0, "tcm-user/1/lio0/utgt/nosuch", k.size);
 	uio(sys, 1, "tcm-user/1/lio1/file/x.img", k.size);
 	uio(sys, 2, "tcm-user/1/lio2/utgt/d0", k.size);
 	put(dev, "uio2", k.mem, k.size);
 	/* uio0 and uio1 have no device file: opening them would fail loudly */
 	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
-	snprintf(path, sizeof(path), "%s/uio2", dev);
-	fd = open(path, O_RDONLY);
-	cr_assert_geq(fd, 0);
-	end = time(NULL) + 10;
-	while (tail != k.head) {
-		cr_assert_eq(pread(fd, &tail, 4, offsetof(struct tcmu_mailbox, cmd_tail)), 4);
-		cr_assert_lt(time(NULL), end, "the queued command was never completed");
-		usleep(10000);
-	}
-	close(fd);
+	wait_tail(dev, "uio2", k.head);
 	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), -1,
 		     "a second start is refused");
 	tcmu_transport.stop();
 	tcmu_transport.stop(); /* twice: harmless */
 	fk_fini(&k);
 	scsi_core_shutdown();
+	tgt_config_free(cfg);
+}
+
+/* A dev_config naming a DEVICE the configuration does not have is served once a live change
+ * adds it; `show devices` lists it with its counters; a bad option refuses its device. */
+Test(tcmu_transport, refused_device_served_after_a_live_change)
+{
+	char sys[] = "/tmp/utgt-tcmu-sys-XXXXXX", dev[] = "/tmp/utgt-tcmu-devs-XXXXXX";
+	char err[256] = "";
+	struct captured c;
+	struct diag d;
+	struct tgt_json j;
+	struct fk k;
+	struct tgt_config *cfg = setup(&k, sys, dev, &c, &d), *cfg2;
+
+	uio(sys, 0, "tcm-user/1/lioL/utgt/late", k.size);
+	uio(sys, 1, "tcm-user/1/lioB/utgt/d0;speed=9", k.size);
+	put(dev, "uio0", k.mem, k.size);
+	put(dev, "uio1", k.mem, k.size);
+	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(tcmu_transport.uses_device("late"));
+	cr_assert_not(tcmu_transport.uses_device("d0"), "a bad option refuses the device");
+
+	cfg2 = load_str("HANDLER ramdisk {\n\tDEVICE d0 {\n\t\tsize_mb 1\n\t}\n"
+			"\tDEVICE late {\n\t\tsize_mb 1\n\t}\n}\n"
+			"TARGET_DRIVER tcmu {\n\tenabled 1\n}\n",
+			&c, &d);
+	cr_assert_not_null(cfg2, "%s", cap_dump(&c));
+	cr_assert_eq(tgt_config_open_devices(cfg2, &d), 0, "%s", cap_dump(&c));
+	cr_assert_eq(tcmu_transport.update(cfg2, tgt_config_driver(cfg2, "tcmu"), err, sizeof(err)),
+		     0);
+	wait_tail(dev, "uio0", k.head);
+	cr_assert(tcmu_transport.uses_device("late"));
+	cr_assert_not(tcmu_transport.uses_device("d0"), "still refused: the option is bad");
+
+	tgt_json_init(&j);
+	tgt_json_obj(&j, NULL);
+	tcmu_transport.show_device("late", &j);
+	tgt_json_end_obj(&j);
+	cr_assert(strstr(j.buf, "\"lio_device\":\"lioL\""), "%s", j.buf);
+	cr_assert(strstr(j.buf, "\"commands\":1,\"completions\":1"), "%s", j.buf);
+	cr_assert(strstr(j.buf, "\"refused_completions\":0"), "%s", j.buf);
+	tgt_json_free(&j);
+
+	tcmu_transport.stop();
+	fk_fini(&k);
+	scsi_core_shutdown();
+	tgt_config_free(cfg2);
 	tgt_config_free(cfg);
 }

@@ -26,6 +26,7 @@
 #include "common/ut_thread.h"
 #include "target/tgt_log.h"
 #include "target/tgt_model.h"
+#include "target/tgt_json.h"
 #include "transports/tcmu/tcmu_cfg.h"
 #include "transports/tcmu/tcmu_dev.h"
 #include "transports/tcmu/tcmu_lio.h"
@@ -44,6 +45,8 @@ struct tdev {
 	size_t size;
 	struct tcmu_dev *dev;
 	char device[64]; /* the scst.conf DEVICE it serves ("" when refused) */
+	char lio_name[TCMU_UIO_STR]; /* configfs core/user_N/<lio_name> */
+	bool refused; /* ours, but not served (no such DEVICE, bad option, open failed) */
 	bool gone;	 /* removed: drain, then free */
 	struct tdev *next;
 };
@@ -61,6 +64,7 @@ static struct {
 	struct ut_msg stop_msg;
 	int evfd;
 	bool running;
+	bool retry; /* a live change: refused devices are looked up again at the next scan */
 	struct tdev *devs;
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .evfd = -1};
 
@@ -109,6 +113,7 @@ static void attach(const struct tcmu_uio_info *u)
 	pthread_mutex_lock(&G.lock);
 	t->next = G.devs;
 	G.devs = t;
+	snprintf(t->lio_name, sizeof(t->lio_name), "%s", nm.dev);
 	td = opts_ok ? tgt_config_device(G.cfg, opt.device) : NULL;
 	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
@@ -118,6 +123,7 @@ static void attach(const struct tcmu_uio_info *u)
 			u->minor, nm.dev, nm.subtype);
 		return;
 	}
+	t->refused = true; /* until served */
 	if (!opts_ok) {
 		tgt_log(LOG_ERR, "tcmu: uio%u: LIO device '%s': dev_config utgt/%s: %s; not opened",
 			u->minor, nm.dev, nm.cfg, opt_err);
@@ -153,7 +159,9 @@ static void attach(const struct tcmu_uio_info *u)
 			"other time, until aborted",
 			u->minor, nm.dev, (unsigned long long)opt.hang_lba);
 	}
+	pthread_mutex_lock(&G.lock); /* `show devices` reads it */
 	t->dev = dev;
+	pthread_mutex_unlock(&G.lock);
 	if (!t->dev) {
 		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		munmap(t->map, t->size);
@@ -162,6 +170,7 @@ static void attach(const struct tcmu_uio_info *u)
 		t->device[0] = '\0';
 		return;
 	}
+	t->refused = false;
 	t->watch.fn = on_uio;
 	t->watch.fd = t->fd;
 	ut_thread_watch(&G.ut, &t->watch, EPOLLIN);
@@ -209,11 +218,38 @@ static void reap_gone(void)
 	}
 }
 
+/* After a live change: forget the refusals, so the next lines of rescan() look them up in
+ * the new configuration (a DEVICE added at run time gets served). */
+static void forget_refused(void)
+{
+	bool retry;
+
+	pthread_mutex_lock(&G.lock);
+	retry = G.retry;
+	G.retry = false;
+	pthread_mutex_unlock(&G.lock);
+	if (!retry)
+		return;
+	for (struct tdev **pp = &G.devs; *pp;) {
+		struct tdev *t = *pp;
+
+		if (!t->refused || t->gone) {
+			pp = &t->next;
+			continue;
+		}
+		pthread_mutex_lock(&G.lock);
+		*pp = t->next;
+		pthread_mutex_unlock(&G.lock);
+		free(t);
+	}
+}
+
 static void rescan(void)
 {
 	static struct tcmu_uio_info u[MAX_UIO];
 	unsigned n = tcmu_uio_scan(G.sysfs, u, MAX_UIO);
 
+	forget_refused();
 	for (struct tdev *t = G.devs; t; t = t->next) {
 		bool present = false;
 		for (unsigned i = 0; i < n && !present; i++)
@@ -378,7 +414,8 @@ static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
 
 /* Live administration: the DEVICEs served stay (the engine refuses to remove or re-create
  * one in use, through uses_device); the new configuration is where later LIO devices are
- * looked up. */
+ * looked up, and so are the ones refused so far (a DEVICE added live serves the LIO device
+ * that named it, at the next scan). */
 static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
 		       size_t errlen)
 {
@@ -387,6 +424,7 @@ static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *dr
 	(void)errlen;
 	pthread_mutex_lock(&G.lock);
 	G.cfg = cfg;
+	G.retry = true;
 	pthread_mutex_unlock(&G.lock);
 	return 0;
 }
@@ -402,6 +440,37 @@ static bool tcmu_uses_device(const char *name)
 	return used;
 }
 
+/* `show devices`: the LIO devices DEVICE name serves, with their rings and counters. */
+static void tcmu_show_device(const char *name, struct tgt_json *j)
+{
+	tgt_json_arr(j, "tcmu");
+	pthread_mutex_lock(&G.lock);
+	for (struct tdev *t = G.devs; t; t = t->next) {
+		struct tcmu_dev_stats s;
+
+		if (t->gone || !t->dev || strcmp(t->device, name))
+			continue;
+		tcmu_dev_get_stats(t->dev, &s);
+		tgt_json_obj(j, NULL);
+		tgt_json_str(j, "lio_device", t->lio_name);
+		tgt_json_u64(j, "uio", t->minor);
+		tgt_json_u64(j, "ring_bytes", s.ring_bytes);
+		tgt_json_u64(j, "data_bytes", s.data_bytes);
+		tgt_json_u64(j, "mailbox_flags", s.flags);
+		tgt_json_u64(j, "in_flight", s.inflight);
+		tgt_json_u64(j, "commands", s.cmds);
+		tgt_json_u64(j, "completions", s.completions);
+		tgt_json_u64(j, "aborted", s.aborted);
+		tgt_json_u64(j, "tmr_entries", s.tmrs);
+		tgt_json_u64(j, "tmr_commands", s.tmr_cmds);
+		tgt_json_u64(j, "held", s.held);
+		tgt_json_u64(j, "refused_completions", s.refused);
+		tgt_json_end_obj(j);
+	}
+	pthread_mutex_unlock(&G.lock);
+	tgt_json_end_arr(j);
+}
+
 const struct tgt_transport tcmu_transport = {
     .driver = "tcmu",
     .driver_attrs = driver_attrs,
@@ -411,4 +480,5 @@ const struct tgt_transport tcmu_transport = {
     .stop = tcmu_stop,
     .update = tcmu_update,
     .uses_device = tcmu_uses_device,
+    .show_device = tcmu_show_device,
 };
