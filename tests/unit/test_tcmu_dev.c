@@ -461,3 +461,20 @@ Test(tcmu_dev, close_runs_held_commands)
 	cr_assert_eq(d[0].status, 0);
 	down();
 }
+
+/* A command the core answers inline (ramdisk) costs no wakeup: the poller's caller reaps. */
+Test(tcmu_dev, inline_completion_needs_no_wakeup)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	unsigned wakes;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	iov[0][0] = fk_data(&K, 4096), iov[0][1] = 4096;
+	rw10(cdb, false, 0, 8);
+	wakes = W.wakes;
+	cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
+	cr_assert_eq(W.wakes, wakes, "%u wakeup(s) for an inline completion", W.wakes - wakes);
+	down();
+}

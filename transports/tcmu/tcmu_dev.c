@@ -117,6 +117,10 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	return d;
 }
 
+/* The device whose tcmu_dev_poll() runs on this thread: a command the core answers inline
+ * (ramdisk, nullio, INQUIRY...) needs no wakeup, the poller's caller reaps right after. */
+static __thread const struct tcmu_dev *tl_polling;
+
 static void cmd_done(struct scsi_task *t)
 {
 	struct tcmu_cmd *c = t->priv;
@@ -130,7 +134,7 @@ static void cmd_done(struct scsi_task *t)
 		d->done_head = c;
 	d->done_tail = c;
 	pthread_mutex_unlock(&d->mu);
-	if (d->hooks.wake)
+	if (d->hooks.wake && tl_polling != d)
 		d->hooks.wake(d->hooks.ctx);
 }
 
@@ -296,6 +300,7 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 {
 	unsigned n = 0;
 
+	tl_polling = d;
 	while (!d->closing && !d->ring.broken) {
 		struct tcmu_cmd *c = d->spare;
 		enum tcmu_next r;
@@ -323,6 +328,7 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 		submit(d, c);
 		n++;
 	}
+	tl_polling = NULL;
 	return n;
 }
 

@@ -44,7 +44,8 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 			      uint32_t max_xfer, const struct tcmu_dev_hooks *hooks, char *err,
 			      size_t errlen);
 /* Parse what the kernel queued and submit it; returns the number of commands taken.  Does
- * nothing once the device is closing or its ring is broken. */
+ * nothing once the device is closing or its ring is broken.  Commands the core completes
+ * before this returns do not call hooks.wake(): the caller reaps after polling. */
 unsigned tcmu_dev_poll(struct tcmu_dev *d);
 /* Write queued completions into the ring; kick when cmd_tail moved.  Returns how many. */
 unsigned tcmu_dev_reap(struct tcmu_dev *d);

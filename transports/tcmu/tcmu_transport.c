@@ -177,6 +177,7 @@ static void attach(const struct tcmu_uio_info *u)
 	tgt_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s", u->minor, nm.dev,
 		opt.device);
 	tcmu_dev_poll(t->dev); /* anything queued before we came */
+	tcmu_dev_reap(t->dev);
 }
 
 /* Removed (or failed): stop taking commands; freed once its in-flight ones are back. */
