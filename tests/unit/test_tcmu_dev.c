@@ -392,8 +392,8 @@ Test(tcmu_dev, tmr_aborts_a_held_command_once_and_the_retry_runs)
 	down();
 }
 
-/* A LUN reset naming a held command twice, one LIO still had but we answered already (not
- * yet reaped by the kernel), and one unknown: each command completes exactly once. */
+/* A LUN reset naming a held command twice, one LIO still had but we answered already (the
+ * kernel has not reaped it yet), and one unknown: each command completes exactly once. */
 Test(tcmu_dev, tmr_lun_reset_completes_each_command_once)
 {
 	static const uint8_t tur[6] = {0};
@@ -415,7 +415,7 @@ Test(tcmu_dev, tmr_lun_reset_completes_each_command_once)
 	ids[2] = ids[0];
 	ids[3] = 4000;
 	cr_assert_eq(tcmu_dev_poll(D), 2);
-	/* the TUR is done in the core but not reaped when the TMR arrives */
+	/* the TUR is answered in the ring but not reaped by the kernel when the TMR arrives */
 	fk_tmr(&K, TCMU_TMR_LUN_RESET, ids, 4);
 	cr_assert_eq(tcmu_dev_poll(D), 0);
 	settle_to(0);
@@ -435,7 +435,7 @@ Test(tcmu_dev, tmr_lun_reset_completes_each_command_once)
 	cr_assert(held_seen && tur_seen);
 	tcmu_dev_get_stats(D, &s);
 	cr_assert_eq(s.refused, 0);
-	cr_assert_eq(s.tmr_cmds, 2, "the held WRITE and the TUR were ours");
+	cr_assert_eq(s.tmr_cmds, 1, "only the held WRITE was still ours");
 	cr_assert_eq(s.completions, s.cmds);
 	down();
 }

@@ -2,6 +2,13 @@
  * straight into the kernel's data area (zero copy), and task completions go back into the
  * ring in the order the ring allows (tcmu_ring.c decides).
  *
+ * Completions are written into the ring by whichever thread completes the task (a backstore's
+ * reaper, a core worker, the poller itself), under the device's mutex, which the poller also
+ * takes around each entry it parses: no hand-off to the event thread, whose wakeup (an
+ * eventfd write, an epoll return, a read) cost more than the completion itself.  The kick
+ * that tells the kernel is made right there too, except for completions inside
+ * tcmu_dev_poll() (the poller's caller kicks once for all of them, tcmu_dev_reap()).
+ *
  * Task management: with tmr_notification=1 LIO queues a TMR entry after it aborted commands
  * that are in the ring; it answers the TMF to the initiator only once each of them came back
  * through the ring (or its cmd_time_out fired).  Each command the entry names becomes the
@@ -30,16 +37,16 @@ struct tcmu_cmd {
 	struct scsi_task task;
 	struct tcmu_dev *dev;
 	struct tcmu_req req;
-	struct tcmu_cmd *next;		   /* done list */
-	struct tcmu_cmd *fl_prev, *fl_next; /* in flight, owner thread only */
+	struct tcmu_cmd *next;		   /* tcmu_dev_close(): the held ones */
+	struct tcmu_cmd *fl_prev, *fl_next; /* in flight, under the device's mu */
 	bool held;			   /* parked by hang_lba: never given to the core */
 	bool tmr_named;			   /* a TMR aborted it already */
 	uint32_t iov_cap;
 	struct iovec iov[];
 };
 
-/* Counters: written on the owner thread (tmf_left also by TMF completions on core threads),
- * read by the admin thread; relaxed atomics. */
+/* Counters: written under mu or on the owner thread (tmf_left by TMF completions on core
+ * threads), read by the admin thread; relaxed atomics. */
 #define CNT_ADD(f, n) __atomic_fetch_add(&(f), (n), __ATOMIC_RELAXED)
 #define CNT_GET(f)    __atomic_load_n(&(f), __ATOMIC_RELAXED)
 
@@ -50,18 +57,19 @@ struct tcmu_dev {
 	struct scsi_nexus nx;
 	struct scsi_lun_entry lun0;
 	struct scsi_lun_table luns;
-	unsigned inflight; /* written by the owner thread, read by stats (atomic) */
+	unsigned inflight; /* under mu (stats read it atomically) */
 	unsigned tmf_left; /* ABORT TASKs given to the core and not yet done (atomic) */
 	bool closing;
-	struct tcmu_cmd *fl_head; /* commands in flight, for TMRs to find by cmd_id */
+	struct tcmu_cmd *fl_head; /* commands in flight, for TMRs to find by cmd_id (mu) */
 	uint64_t hang_lba;	  /* fault injection; UINT64_MAX: off */
 	uint64_t hang_hits;
 	struct {
 		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held;
 	} st;
 	struct tcmu_cmd *spare; /* reused for the next entry */
-	pthread_mutex_t mu;	/* guards done list */
-	struct tcmu_cmd *done_head, *done_tail;
+	/* the ring (parsing and completing), the in-flight list and count, kick_owed */
+	pthread_mutex_t mu;
+	bool kick_owed; /* the tail moved during tcmu_dev_poll(): tcmu_dev_reap() kicks */
 };
 
 static struct tcmu_cmd *cmd_alloc(struct tcmu_dev *d, uint32_t niov)
@@ -117,42 +125,6 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	return d;
 }
 
-/* The device whose tcmu_dev_poll() runs on this thread: a command the core answers inline
- * (ramdisk, nullio, INQUIRY...) needs no wakeup, the poller's caller reaps right after. */
-static __thread const struct tcmu_dev *tl_polling;
-
-static void cmd_done(struct scsi_task *t)
-{
-	struct tcmu_cmd *c = t->priv;
-	struct tcmu_dev *d = c->dev;
-
-	c->next = NULL;
-	pthread_mutex_lock(&d->mu);
-	if (d->done_tail)
-		d->done_tail->next = c;
-	else
-		d->done_head = c;
-	d->done_tail = c;
-	pthread_mutex_unlock(&d->mu);
-	if (d->hooks.wake && tl_polling != d)
-		d->hooks.wake(d->hooks.ctx);
-}
-
-/* An entry we cannot run: answer CHECK CONDITION without the core. */
-static void refuse(struct tcmu_cmd *c)
-{
-	struct scsi_task *t = &c->task;
-	uint8_t key = 0x04, asc = 0x44; /* HARDWARE ERROR, INTERNAL TARGET FAILURE */
-
-	if (c->req.err == TCMU_REQ_BIDI || c->req.err == TCMU_REQ_TOO_LONG)
-		key = 0x05, asc = 0x24; /* ILLEGAL REQUEST, INVALID FIELD IN CDB */
-	t->priv = c;
-	t->status = SAM_STAT_CHECK_CONDITION;
-	tcmu_sense_fixed(t->sense, key, asc, 0);
-	t->sense_len = 18;
-	cmd_done(t);
-}
-
 static void fl_add(struct tcmu_dev *d, struct tcmu_cmd *c)
 {
 	c->fl_prev = NULL;
@@ -172,6 +144,68 @@ static void fl_del(struct tcmu_dev *d, struct tcmu_cmd *c)
 		c->fl_next->fl_prev = c->fl_prev;
 }
 
+/* The device whose tcmu_dev_poll() runs on this thread: its inline completions leave the
+ * kick to tcmu_dev_reap(), one for all of them. */
+static __thread const struct tcmu_dev *tl_polling;
+
+static void cmd_done(struct scsi_task *t)
+{
+	struct tcmu_cmd *c = t->priv;
+	struct tcmu_dev *d = c->dev;
+	struct tcmu_rsp rsp = {
+	    .status = t->aborted ? SAM_STAT_TASK_ABORTED : t->status,
+	    .sense = t->sense,
+	    .sense_len = t->status == SAM_STAT_CHECK_CONDITION ? t->sense_len : 0,
+	    /* underflow of a read: LIO trims what it sends to the initiator */
+	    .read_len_valid = t->dir == SCSI_DIR_READ && t->data_len < t->exp_xfer_len,
+	    .read_len = t->data_len,
+	};
+	bool closing;
+	int rc;
+
+	pthread_mutex_lock(&d->mu);
+	rc = tcmu_ring_complete(&d->ring, &c->req, &rsp);
+	if (rc < 0)
+		tgt_log(LOG_ERR,
+			"tcmu %s: completion of cmd_id %u refused: not in flight (a second "
+			"completion)",
+			d->name, c->req.cmd_id);
+	else
+		CNT_ADD(d->st.completions, 1);
+	if (t->aborted)
+		CNT_ADD(d->st.aborted, 1);
+	if (rc > 0) {
+		if (tl_polling == d)
+			d->kick_owed = true;
+		else if (d->hooks.kick)
+			d->hooks.kick(d->hooks.ctx);
+	}
+	fl_del(d, c);
+	__atomic_fetch_sub(&d->inflight, 1, __ATOMIC_RELAXED);
+	closing = d->closing;
+	/* a closing device is freed once inflight reads 0 under mu: wake its owner while the
+	 * mutex still keeps it */
+	if (closing && d->hooks.wake)
+		d->hooks.wake(d->hooks.ctx);
+	pthread_mutex_unlock(&d->mu);
+	free(c);
+}
+
+/* An entry we cannot run: answer CHECK CONDITION without the core. */
+static void refuse(struct tcmu_cmd *c)
+{
+	struct scsi_task *t = &c->task;
+	uint8_t key = 0x04, asc = 0x44; /* HARDWARE ERROR, INTERNAL TARGET FAILURE */
+
+	if (c->req.err == TCMU_REQ_BIDI || c->req.err == TCMU_REQ_TOO_LONG)
+		key = 0x05, asc = 0x24; /* ILLEGAL REQUEST, INVALID FIELD IN CDB */
+	t->priv = c;
+	t->status = SAM_STAT_CHECK_CONDITION;
+	tcmu_sense_fixed(t->sense, key, asc, 0);
+	t->sense_len = 18;
+	cmd_done(t);
+}
+
 /* hang_lba: every other READ/WRITE starting there is held (the first, the third...). */
 static bool hang(struct tcmu_dev *d, const struct tcmu_cmd *c)
 {
@@ -187,10 +221,6 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 	struct scsi_task *t = &c->task;
 
 	memset(t, 0, sizeof(*t));
-	c->held = c->tmr_named = false;
-	CNT_ADD(d->inflight, 1);
-	CNT_ADD(d->st.cmds, 1);
-	fl_add(d, c);
 	if (c->req.err) {
 		refuse(c);
 		return;
@@ -224,12 +254,13 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 static void tmf_done(struct scsi_tmf *tmf)
 {
 	struct tcmu_dev *d = tmf->priv;
+	struct tcmu_dev_hooks h = d->hooks; /* the owner's, which outlive the device */
 
 	free(tmf);
 	/* the last touch of d: once tmf_left is 0 the owner may free it */
 	__atomic_fetch_sub(&d->tmf_left, 1, __ATOMIC_RELEASE);
-	if (d->hooks.wake)
-		d->hooks.wake(d->hooks.ctx);
+	if (h.wake)
+		h.wake(h.ctx);
 }
 
 static struct tcmu_cmd *fl_find(struct tcmu_dev *d, uint16_t cmd_id)
@@ -243,26 +274,25 @@ static struct tcmu_cmd *fl_find(struct tcmu_dev *d, uint16_t cmd_id)
 /* A held command aborted: it never reached the core, so it completes here. */
 static void abort_held(struct tcmu_dev *d, struct tcmu_cmd *c)
 {
-	c->held = false;
 	c->task.aborted = true;
 	c->task.status = SAM_STAT_TASK_ABORTED;
 	tgt_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
 	cmd_done(&c->task);
 }
 
-static void abort_in_core(struct tcmu_dev *d, struct tcmu_cmd *c)
+/* The command may complete (and be freed) at any time: only its id is used. */
+static void abort_in_core(struct tcmu_dev *d, uint16_t cmd_id)
 {
 	struct scsi_tmf *tmf = calloc(1, sizeof(*tmf));
 
 	if (!tmf) {
 		/* it still completes, on its own; LIO waits for it (or times it out) */
-		tgt_log(LOG_ERR, "tcmu %s: out of memory aborting cmd_id %u", d->name,
-			c->req.cmd_id);
+		tgt_log(LOG_ERR, "tcmu %s: out of memory aborting cmd_id %u", d->name, cmd_id);
 		return;
 	}
 	tmf->fn = SCSI_TMF_ABORT_TASK;
 	tmf->lun = 0;
-	tmf->ref_tag = c->req.cmd_id;
+	tmf->ref_tag = cmd_id;
 	tmf->nexus = &d->nx;
 	tmf->done = tmf_done;
 	tmf->priv = d;
@@ -277,17 +307,24 @@ static void handle_tmr(struct tcmu_dev *d, const struct tcmu_tmr *m)
 	CNT_ADD(d->st.tmrs, 1);
 	scsi_nexus_count_tmf(&d->nx);
 	for (uint32_t i = 0; i < m->n; i++) {
-		struct tcmu_cmd *c = fl_find(d, m->ids[i]);
+		struct tcmu_cmd *c;
+		bool held = false, in_core = false;
 
+		pthread_mutex_lock(&d->mu);
+		c = fl_find(d, m->ids[i]);
 		/* not found: we completed it before LIO built the list */
-		if (!c || c->tmr_named)
-			continue;
-		c->tmr_named = true;
-		ours++;
-		if (c->held)
+		if (c && !c->tmr_named) {
+			c->tmr_named = true;
+			ours++;
+			held = c->held;
+			c->held = false; /* ours now: nobody else completes a held command */
+			in_core = !held && !c->req.err; /* a refused entry is completed already */
+		}
+		pthread_mutex_unlock(&d->mu);
+		if (held)
 			abort_held(d, c);
-		else if (!c->req.err) /* a refused entry is completed already */
-			abort_in_core(d, c);
+		else if (in_core)
+			abort_in_core(d, m->ids[i]);
 	}
 	CNT_ADD(d->st.tmr_cmds, ours);
 	tgt_log(LOG_NOTICE,
@@ -309,7 +346,14 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 			break; /* out of memory: the entries wait in the ring */
 		c->req.iov = c->iov;
 		c->req.iov_cap = c->iov_cap;
+		pthread_mutex_lock(&d->mu); /* completers move the tail meanwhile */
 		r = tcmu_ring_next(&d->ring, &c->req);
+		if (r == TCMU_NEXT_CMD) {
+			c->held = c->tmr_named = false;
+			fl_add(d, c);
+			CNT_ADD(d->inflight, 1);
+		}
+		pthread_mutex_unlock(&d->mu);
 		if (r == TCMU_NEXT_TMR) {
 			handle_tmr(d, &d->ring.tmr);
 			continue;
@@ -325,6 +369,7 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 		if (r != TCMU_NEXT_CMD)
 			break;
 		d->spare = NULL;
+		CNT_ADD(d->st.cmds, 1);
 		submit(d, c);
 		n++;
 	}
@@ -334,51 +379,27 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 
 unsigned tcmu_dev_reap(struct tcmu_dev *d)
 {
-	struct tcmu_cmd *c;
-	unsigned n = 0;
-	bool moved = false;
+	bool kick;
 
 	pthread_mutex_lock(&d->mu);
-	c = d->done_head;
-	d->done_head = d->done_tail = NULL;
-	pthread_mutex_unlock(&d->mu);
-	while (c) {
-		struct tcmu_cmd *next = c->next;
-		struct scsi_task *t = &c->task;
-		struct tcmu_rsp rsp = {
-		    .status = t->aborted ? SAM_STAT_TASK_ABORTED : t->status,
-		    .sense = t->sense,
-		    .sense_len = t->status == SAM_STAT_CHECK_CONDITION ? t->sense_len : 0,
-		    /* underflow of a read: LIO trims what it sends to the initiator */
-		    .read_len_valid = t->dir == SCSI_DIR_READ && t->data_len < t->exp_xfer_len,
-		    .read_len = t->data_len,
-		};
-		int rc = tcmu_ring_complete(&d->ring, &c->req, &rsp);
-
-		if (rc < 0)
-			tgt_log(LOG_ERR,
-				"tcmu %s: completion of cmd_id %u refused: not in flight (a second "
-				"completion)",
-				d->name, c->req.cmd_id);
-		else
-			CNT_ADD(d->st.completions, 1);
-		if (t->aborted)
-			CNT_ADD(d->st.aborted, 1);
-		moved |= rc > 0;
-		__atomic_fetch_sub(&d->inflight, 1, __ATOMIC_RELAXED);
-		fl_del(d, c);
-		free(c);
-		n++;
-		c = next;
-	}
-	if (moved && d->hooks.kick)
+	kick = d->kick_owed;
+	d->kick_owed = false;
+	if (kick && d->hooks.kick)
 		d->hooks.kick(d->hooks.ctx);
-	return n;
+	pthread_mutex_unlock(&d->mu);
+	return kick;
 }
 
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d)
 {
-	return d->inflight + __atomic_load_n(&d->tmf_left, __ATOMIC_ACQUIRE);
+	struct tcmu_dev *w = (struct tcmu_dev *)d;
+	unsigned n;
+
+	/* under mu: a completer that made it 0 has left the device when we see it */
+	pthread_mutex_lock(&w->mu);
+	n = d->inflight;
+	pthread_mutex_unlock(&w->mu);
+	return n + __atomic_load_n(&d->tmf_left, __ATOMIC_ACQUIRE);
 }
 
 void tcmu_dev_set_hang_lba(struct tcmu_dev *d, uint64_t lba)
@@ -409,13 +430,23 @@ bool tcmu_dev_broken(const struct tcmu_dev *d)
 
 void tcmu_dev_close(struct tcmu_dev *d)
 {
+	struct tcmu_cmd *held = NULL;
+
+	pthread_mutex_lock(&d->mu);
 	d->closing = true;
 	/* nobody will abort the held ones now: run them so the drain ends */
 	for (struct tcmu_cmd *c = d->fl_head; c; c = c->fl_next)
 		if (c->held) {
 			c->held = false;
-			scsi_task_execute(&c->task);
+			c->next = held;
+			held = c;
 		}
+	pthread_mutex_unlock(&d->mu);
+	while (held) {
+		struct tcmu_cmd *c = held;
+		held = c->next;
+		scsi_task_execute(&c->task);
+	}
 }
 
 void tcmu_dev_free(struct tcmu_dev *d)

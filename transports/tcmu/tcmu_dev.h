@@ -2,9 +2,11 @@
  * LUN 0 is the scst.conf DEVICE), and the commands in flight.
  *
  * Threads: tcmu_dev_poll() and tcmu_dev_reap() run on one thread (the transport's event
- * thread, or a test).  The SCSI core completes tasks from any thread; the completion is queued
- * and hooks.wake() is called, after which the owner calls tcmu_dev_reap() to write the
- * completions into the ring and, when cmd_tail moved, hooks.kick() tells the kernel. */
+ * thread, or a test).  The SCSI core completes tasks from any thread; that thread writes the
+ * completion into the ring and, when cmd_tail moved, calls hooks.kick() to tell the kernel.
+ * Completions inside tcmu_dev_poll() leave the kick to tcmu_dev_reap().  hooks.wake() is
+ * called for completions on a closing device and for finished aborts (the owner may free
+ * the device once tcmu_dev_inflight() is 0). */
 #ifndef UTGT_TCMU_DEV_H
 #define UTGT_TCMU_DEV_H
 
@@ -16,8 +18,8 @@ struct scsi_dev;
 struct tcmu_dev;
 
 struct tcmu_dev_hooks {
-	void (*kick)(void *ctx); /* cmd_tail moved: the 4-byte write to /dev/uioN */
-	void (*wake)(void *ctx); /* a completion is queued (called from any thread) */
+	void (*kick)(void *ctx); /* cmd_tail moved: the 4-byte write to /dev/uioN (any thread) */
+	void (*wake)(void *ctx); /* look at the device again (any thread; see above) */
 	void *ctx;
 };
 
@@ -44,12 +46,11 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 			      uint32_t max_xfer, const struct tcmu_dev_hooks *hooks, char *err,
 			      size_t errlen);
 /* Parse what the kernel queued and submit it; returns the number of commands taken.  Does
- * nothing once the device is closing or its ring is broken.  Commands the core completes
- * before this returns do not call hooks.wake(): the caller reaps after polling. */
+ * nothing once the device is closing or its ring is broken.  Call tcmu_dev_reap() after. */
 unsigned tcmu_dev_poll(struct tcmu_dev *d);
-/* Write queued completions into the ring; kick when cmd_tail moved.  Returns how many. */
+/* Make the kick completions inside tcmu_dev_poll() owed; 1 when it kicked. */
 unsigned tcmu_dev_reap(struct tcmu_dev *d);
-/* Commands taken and not yet reaped, plus task management functions still running: the
+/* Commands taken and not yet completed, plus task management functions still running: the
  * device may be freed when this is 0. */
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
 /* Fault injection for tests (dev_config option hang_lba, docs/tcmu.md): READs and WRITEs

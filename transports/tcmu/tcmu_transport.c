@@ -6,9 +6,9 @@
  *   }
  *
  * One event thread (common/ut_thread.h): every TCMU device's /dev/uioN fd (the kernel queued
- * commands), one eventfd (a task completed somewhere; an eventfd rather than a message per
- * task, because many completions between two rounds need one wakeup and one reap), and a
- * 500 ms timer that rescans /sys/class/uio for devices created or removed through configfs.
+ * commands), one eventfd (a closing device's completion or a finished abort: time to look
+ * whether a device can be freed; completions themselves go into the ring from the thread
+ * that finishes them, tcmu_dev.c), and a 500 ms timer that rescans /sys/class/uio for devices created or removed through configfs.
  * Entries in other subtypes are left alone (tcmu-runner may serve them); a dev_config naming
  * no DEVICE is logged once and not opened. */
 #include <errno.h>
@@ -300,7 +300,7 @@ static void rescan_fn(struct ut_timer *tm)
 }
 
 /* Stopping: every device stops taking commands; the loop ends once their in-flight ones
- * came back (their completions still ring the eventfd meanwhile). */
+ * came back (a closing device's completions ring the eventfd). */
 static bool drain_fn(struct ut_poller *p)
 {
 	(void)p;
