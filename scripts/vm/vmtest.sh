@@ -3,7 +3,8 @@
 # guest that runs the script, stop the fixture.  Logs in build/vm-logs/NAME/ (console.log,
 # guest.log, target.log, scst.conf, result).
 #
-#   scripts/vm/vmtest.sh [--quick] [NAME ...]    NAME is a prefix of a script in tests/vm/
+#   scripts/vm/vmtest.sh [--quick] [NAME ...]    NAME is a prefix of a script in tests/vm/,
+#                                                 or NAME.sh that one script alone
 #
 # A script's header may say "# vm-timeout: SECONDS" (default 600), "# vm-cdrom: 1" (the
 # fixture also serves a CD-ROM LU), "# vm-target: none" (no fixture) and "# vm-image: systemd"
@@ -28,7 +29,10 @@ if [ $# -eq 0 ]; then
 	tests=(tests/vm/*.sh)
 else
 	for n in "$@"; do
-		m=(tests/vm/"$n"*.sh)
+		case $n in
+		*.sh) m=(tests/vm/"$n") && [ -f "${m[0]}" ] || m=() ;;
+		*) m=(tests/vm/"$n"*.sh) ;;
+		esac
 		[ ${#m[@]} -gt 0 ] || { echo "vmtest: no tests/vm/$n*.sh" >&2; exit 2; }
 		tests+=("${m[@]}")
 	done

@@ -13,21 +13,10 @@
 # restart under I/O (SIGTERM while fio reads; a new utgtd resumes the ring; fio sees no error).
 # Arguments: quick (smaller fio runs), build=DIR (run /src/DIR/utgtd; default build).
 . /src/tests/vm/lib/common.sh
-BUILD_DIR=build
-for a in "$@"; do
-	case $a in build=*) BUILD_DIR=${a#build=} ;; esac
-done
-UTGTD=/src/$BUILD_DIR/utgtd
-DIR=/tmp/tcmu
-CONF=$DIR/scst.conf
-LOG=/out/utgtd.log
+. /src/tests/vm/lib/tcmu.sh
 MB=128
-CFS=/sys/kernel/config/target
-CORE=$CFS/core/user_0
-LOOP=$CFS/loopback/naa.5001405000000001
 FILE_IMG=/var/tmp/tcmu-file0.img # ext4 root: fileio wants a real filesystem
 FILE_MB=64
-UTGTD_PID=
 FIO_SIZE=$([ "$QUICK" = 1 ] && echo 32M || echo 96M)
 on_fail() {
 	echo "--- utgtd log (tail)"
@@ -37,46 +26,9 @@ on_fail() {
 }
 trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 
-utgtd_stop() {
-	local i
-	UTGTD_RC=
-	kill -TERM "$UTGTD_PID" 2>/dev/null || true
-	for i in $(seq 1 150); do
-		kill -0 "$UTGTD_PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill -0 "$UTGTD_PID" 2>/dev/null && { kill -KILL "$UTGTD_PID"; UTGTD_PID=; fail "utgtd did not exit within 30 s of SIGTERM"; }
-	UTGTD_RC=0
-	wait "$UTGTD_PID" || UTGTD_RC=$?
-	UTGTD_PID=
-}
-
-# user_backstore NAME DEV_CONFIG [SIZE_MB [CONTROL...]]: create and enable an LIO user backstore.
-user_backstore() {
-	local name=$1 cfg=$2 mb=${3:-$MB} c
-	shift 3 || shift $#
-	mkdir -p "$CORE/$name"
-	echo "dev_config=$cfg" >"$CORE/$name/control"
-	echo "dev_size=$((mb << 20))" >"$CORE/$name/control"
-	for c in "$@"; do echo "$c" >"$CORE/$name/control"; done
-	echo 1 >"$CORE/$name/enable"
-}
-
-loop_disk() { # LUN: the sd disk behind tcm_loop's LUN
-	local h d
-	for h in /sys/class/scsi_host/host*; do
-		[ "$(cat "$h/proc_name" 2>/dev/null)" = tcm_loopback ] || continue
-		d=$(ls "$h"/device/target*/*:*:*:"${1:-0}"/block/ 2>/dev/null | head -1) || true
-		[ -n "$d" ] && [ -b "/dev/$d" ] && { echo "/dev/$d"; return 0; }
-	done
-	return 1
-}
-
 step "modules, configfs, utgtd ($UTGTD)"
 [ -x "$UTGTD" ] || fail "no $UTGTD (build it first)"
-modprobe -a target_core_user tcm_loop sd_mod sg
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-[ -d "$CFS" ] || fail "no $CFS after modprobe"
+tcmu_modules
 mkdir -p "$DIR"
 rm -f "$FILE_IMG"
 cat >"$CONF" <<CONF
@@ -105,15 +57,13 @@ step "an LIO user backstore utgt/file0 made BEFORE utgtd starts (nl_reply_suppor
 user_backstore tcmu2 utgt/file0 "$FILE_MB" nl_reply_supported=-1 hw_max_sectors=2048
 ok "enabled with nobody serving it yet"
 : >"$LOG"
-"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
-UTGTD_PID=$!
-wait_until 60 "utgtd watching for TCMU devices" grep -q "tcmu: watching" "$LOG"
+utgtd_start
 ok "utgtd (pid $UTGTD_PID) started with TARGET_DRIVER tcmu"
 wait_until 60 "the start scan finds tcmu2" grep -q "'tcmu2' served by DEVICE file0" "$LOG"
 ok "the existing backstore was found at start"
 
 step "LIO user backstore dev_config=utgt/ram0, tcm_loop LUN 0 on it"
-user_backstore tcmu0 utgt/ram0
+user_backstore tcmu0 utgt/ram0 "$MB"
 wait_until 60 "utgtd serves the backstore" grep -q "served by DEVICE ram0" "$LOG"
 grep "tcmu" "$LOG" | sed 's/^/    /'
 mkdir -p "$LOOP/tpgt_1/lun/lun_0"
@@ -199,9 +149,9 @@ fio_run tcmu_1m --filename="$dev" --direct=1 --ioengine=libaio --rw=write --bs=1
 	--iodepth=4 --size="$FIO_SIZE" --verify=crc32c --do_verify=1 --verify_fatal=1
 ok "fio verify passed ($((SECONDS - t0)) s)"
 
-# With tmr_notification on, LIO queues a TMR entry in the ring for a task management function
-# (it still answers the TMF itself); utgtd logs it and steps over it.
-step "LUN reset (sg_reset -d): LIO answers it, a TMR entry is stepped over, I/O continues"
+# With tmr_notification on, LIO queues a TMR entry in the ring for a task management function;
+# utgtd aborts the commands it names (tests/vm/tcmu_tmr.sh tests that in depth).
+step "LUN reset (sg_reset -d) with tmr_notification=1: the TMR entry is handled, I/O continues"
 tmr=$CORE/tcmu0/attrib/tmr_notification
 [ -w "$tmr" ] && echo 1 >"$tmr"
 (dd if="$dev" of=/dev/null bs=64k count=2000 iflag=direct status=none) &
@@ -212,13 +162,13 @@ dd if="$dev" of=/dev/null bs=1M count=24 iflag=direct status=none || fail "I/O a
 kill -0 "$UTGTD_PID" || fail "utgtd died"
 if grep -q "task management notification" "$LOG"; then
 	grep "task management notification" "$LOG" | tail -2 | sed 's/^/    /'
-	ok "TMR entry logged and skipped; I/O continues"
+	ok "TMR entry handled; I/O continues"
 else
 	ok "I/O continues (no TMR entry queued by this kernel: $([ -e "$tmr" ] && echo "tmr_notification=$(cat "$tmr")" || echo "no tmr_notification attribute"))"
 fi
 
 step "a dev_config naming no DEVICE: refused with a log line, utgtd keeps serving"
-user_backstore tcmu1 utgt/nosuch
+user_backstore tcmu1 utgt/nosuch "$MB"
 wait_until 60 "the refusal logged" grep -q "has no DEVICE 'nosuch'" "$LOG"
 grep "nosuch" "$LOG" | sed 's/^/    /'
 kill -0 "$UTGTD_PID" || fail "utgtd died"
@@ -249,8 +199,7 @@ grep -q "exited cleanly" "$LOG" || fail "utgtd did not exit cleanly"
 # then fails them: the gap is under a second on a quiet machine, but a TCG guest on a loaded
 # host can take seconds to start a process, so the device gets 120 s here.
 step "restart under I/O: SIGTERM while fio reads, a new utgtd resumes the ring"
-"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
-UTGTD_PID=$!
+utgtd_start
 user_backstore tcmu3 utgt/file0 "$FILE_MB" # fileio: asynchronous, so commands are in flight
 # settable while the device has no LUN yet
 echo 120 >"$CORE/tcmu3/attrib/cmd_time_out" || fail "cannot set tcmu3's cmd_time_out"
@@ -270,8 +219,7 @@ utgtd_stop
 expect_eq "first utgtd exit status" "$UTGTD_RC" 0
 grep "draining" "$LOG" | tail -1 | sed 's/^/    /'
 grep -q "draining [1-9][0-9]* command" "$LOG" || say "(no command was in flight at SIGTERM this time)"
-"$UTGTD" -f -c "$CONF" >>"$LOG" 2>&1 &
-UTGTD_PID=$!
+utgtd_start
 wait "$fiopid" || fail "fio saw an error across the restart"
 [ "$(grep -c "'tcmu3' served by DEVICE file0" "$LOG")" -ge 2 ] || fail "second utgtd did not take tcmu3"
 ok "drained, exit 0, the second utgtd took over the ring, fio error-free"
