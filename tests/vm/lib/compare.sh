@@ -8,13 +8,15 @@
 # (4 KiB random read IOPS, QD16).
 declare -A R
 
-# fio_bw NAME DEV ARGS...: one time-based job on DEV; prints "MB/s IOPS".
+# fio_bw NAME DEV ARGS...: one time-based job on DEV; prints "MB/s IOPS".  The page cache is
+# dropped first unless KEEP_CACHE=1 (backing files kept warm on purpose); RAMP seconds of
+# warm-up (default 2) are not counted.
 fio_bw() {
 	local name=$1 dev=$2
 	shift 2
-	echo 3 >/proc/sys/vm/drop_caches
+	[ "${KEEP_CACHE:-0}" = 1 ] || echo 3 >/proc/sys/vm/drop_caches
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --time_based \
-		--runtime="$RUNTIME" --ramp_time=2 --output-format=json \
+		--runtime="$RUNTIME" --ramp_time="${RAMP:-2}" --output-format=json \
 		--output="/tmp/fio-$name.json" "$@" >/dev/null || fail "fio $name failed"
 	python3 - "/tmp/fio-$name.json" <<'PY'
 import json, sys

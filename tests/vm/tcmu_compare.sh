@@ -1,0 +1,191 @@
+#!/bin/bash
+# vm-timeout: 1200
+# vm-target: none
+# The same tcm_loop disk served three ways, in one guest, alternating, medians of ROUNDS:
+#   utgtd       LIO user backstore dev_config=utgt/cmp0, utgtd's vdisk_fileio on a file
+#   tcmu-runner LIO user backstore dev_config=qcow/<file>: Debian's tcmu-runner ships no
+#               example file/ handler; its qcow handler serves a raw image file as raw
+#               ("not qcow: will treat as raw")
+#   LIO fileio  the kernel's own target_core_file on a file (buffered, write cache on): the
+#               ceiling, no ring at all
+# Each on its own 64 MiB file on the ext4 root, read once before the runs so all three are
+# served from the page cache (the ring and the handler are measured, not the virtio disk).
+# Both user backstores get the same hw_max_sectors (1 MiB commands).  fio jobs: 4 KiB random
+# read and write at QD1 and QD32, 1 MiB sequential read at QD8.  Besides IOPS / MB/s, each
+# daemon's CPU time per I/O (utime + stime from /proc/PID/stat over its runs) shows where the
+# time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
+# Arguments: quick (1 round of 3 s runs), build=DIR, base=DIR: a fourth target, a second
+# utgtd from /src/DIR (another build, e.g. before a change) serving its own LIO device and
+# file the same way, in the same rounds; base_env=VAR=VALUE sets one variable for it (e.g.
+# base_env=UTGT_NO_IO_URING=1: the fileio engine's thread pool instead of io_uring).
+. /src/tests/vm/lib/common.sh
+. /src/tests/vm/lib/tcmu.sh
+. /src/tests/vm/lib/compare.sh
+RUNNER_LOG=/tmp/tcmu-runner
+MB=64
+ROUNDS=$([ "$QUICK" = 1 ] && echo 1 || echo 3)
+RUNTIME=$([ "$QUICK" = 1 ] && echo 3 || echo 5)
+RAMP=1
+KEEP_CACHE=1
+OUT=/out/tcmu-compare.txt
+RUNNER_PID=
+BASE= BASE_ENV=
+for a in "$@"; do
+	case $a in
+	base=*) BASE=/src/${a#base=}/utgtd ;;
+	base_env=*) BASE_ENV=${a#base_env=} ;;
+	esac
+done
+BASE_PID=
+TG=(utgtd runner lio)
+[ -n "$BASE" ] && TG=(utgtd base runner lio)
+on_fail() {
+	echo "--- utgtd log (tail)"
+	tail -20 "$LOG" 2>/dev/null
+	echo "--- tcmu-runner log (tail)"
+	tail -20 "$RUNNER_LOG"/tcmu-runner.log 2>/dev/null
+	dmesg | tail -20
+}
+trap 'for p in $UTGTD_PID $BASE_PID $RUNNER_PID; do kill -KILL "$p" 2>/dev/null || true; done; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
+
+# cpu_ticks PID: utime + stime, in clock ticks
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+step "three backing files, utgtd, tcmu-runner, LIO"
+[ -x "$UTGTD" ] || fail "no $UTGTD (build it first)"
+command -v tcmu-runner >/dev/null || fail "no tcmu-runner in the guest image"
+tcmu_modules
+modprobe target_core_file
+mkdir -p "$DIR" "$RUNNER_LOG" /run/dbus
+for f in utgt base runner lio; do
+	dd if=/dev/urandom of=/var/tmp/cmp-$f.img bs=1M count=$MB status=none
+done
+sync
+cat >"$CONF" <<CONF
+HANDLER vdisk_fileio {
+	DEVICE cmp0 {
+		filename /var/tmp/cmp-utgt.img
+		size_mb $MB
+	}
+}
+
+TARGET_DRIVER tcmu {
+	enabled 1
+}
+CONF
+: >"$LOG"
+utgtd_start
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || fail "no $BASE"
+	# its own DEVICE; each utgtd leaves the other's LIO device alone (no such DEVICE)
+	sed 's/cmp0/cmpb/; s/cmp-utgt/cmp-base/' "$CONF" >"$DIR/base.conf"
+	mkdir -p /tmp/tcmu-base
+	env ${BASE_ENV:+"$BASE_ENV"} "$BASE" -f -c "$DIR/base.conf" --state-dir /tmp/tcmu-base \
+		>/out/utgtd-base.log 2>&1 &
+	BASE_PID=$!
+	wait_until 60 "the base utgtd" grep -q "tcmu: watching" /out/utgtd-base.log
+fi
+# tcmu-runner claims its D-Bus name on the system bus; give it one
+command -v dbus-daemon >/dev/null && { dbus-daemon --system --fork 2>/dev/null || true; }
+tcmu-runner -l "$RUNNER_LOG" >/tmp/tcmu-runner.out 2>&1 &
+RUNNER_PID=$!
+user_backstore cmpu utgt/cmp0 $MB nl_reply_supported=-1 hw_max_sectors=2048
+user_backstore cmpr "qcow//var/tmp/cmp-runner.img" $MB hw_max_sectors=2048
+mkdir -p "$CFS/core/fileio_1/cmpl"
+echo "fd_dev_name=/var/tmp/cmp-lio.img,fd_dev_size=$((MB << 20)),fd_buffered_io=1" >"$CFS/core/fileio_1/cmpl/control"
+echo 1 >"$CFS/core/fileio_1/cmpl/enable"
+wait_until 60 "utgtd serves cmpu" grep -q "'cmpu' served by DEVICE cmp0" "$LOG"
+loop_lun 0 "$CORE/cmpu"
+loop_lun 1 "$CORE/cmpr"
+loop_lun 2 "$CFS/core/fileio_1/cmpl"
+LUNS="0 1 2"
+if [ -n "$BASE" ]; then
+	user_backstore cmpb utgt/cmpb $MB nl_reply_supported=-1 hw_max_sectors=2048
+	wait_until 60 "the base utgtd serves cmpb" grep -q "'cmpb' served by DEVICE cmpb" /out/utgtd-base.log
+	loop_lun 3 "$CORE/cmpb"
+	LUNS="0 1 2 3"
+fi
+for l in $LUNS; do wait_until 60 "LUN $l disk" loop_disk $l; done
+kill -0 "$RUNNER_PID" || { cat /tmp/tcmu-runner.out; fail "tcmu-runner exited"; }
+declare -A DEV=([utgtd]=$(loop_disk 0) [runner]=$(loop_disk 1) [lio]=$(loop_disk 2))
+declare -A PIDOF=([utgtd]=$UTGTD_PID [runner]=$RUNNER_PID [lio]=)
+[ -n "$BASE" ] && DEV[base]=$(loop_disk 3) PIDOF[base]=$BASE_PID
+for t in "${TG[@]}"; do
+	# every block read once: the backing files sit in the page cache for all three
+	dd if="${DEV[$t]}" of=/dev/null bs=1M iflag=direct status=none || fail "$t: first read"
+	say "$t: ${DEV[$t]} ($(cat /sys/block/$(basename "${DEV[$t]}")/device/model | tr -s ' '))"
+done
+grep -q "cmpr" "$RUNNER_LOG"/tcmu-runner.log 2>/dev/null && grep cmpr "$RUNNER_LOG"/tcmu-runner.log | tail -2 | sed 's/^/    /'
+
+JOBS=(rr1 rr32 rw1 rw32 sr8)
+declare -A ARGS=(
+	[rr1]="--rw=randread --bs=4k --iodepth=1"
+	[rr32]="--rw=randread --bs=4k --iodepth=32"
+	[rw1]="--rw=randwrite --bs=4k --iodepth=1"
+	[rw32]="--rw=randwrite --bs=4k --iodepth=32"
+	[sr8]="--rw=read --bs=1M --iodepth=8"
+)
+declare -A V TICKS IOS
+step "$ROUNDS round(s) of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}s each, alternating"
+t0=$SECONDS
+for r in $(seq 1 "$ROUNDS"); do
+	for j in "${JOBS[@]}"; do
+		for t in "${TG[@]}"; do
+			p=${PIDOF[$t]}
+			[ -n "$p" ] && c0=$(cpu_ticks "$p")
+			# shellcheck disable=SC2086
+			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
+			if [ -n "$p" ]; then
+				TICKS[$t]=$((${TICKS[$t]:-0} + $(cpu_ticks "$p") - c0))
+				IOS[$t]=$((${IOS[$t]:-0} + ${v#* } * (RUNTIME + RAMP)))
+			fi
+			if [ "$j" = sr8 ]; then V[$t,$j]+="${v% *} "; else V[$t,$j]+="${v#* } "; fi
+		done
+	done
+	say "round $r done ($((SECONDS - t0)) s)"
+done
+
+{
+	echo "tcm_loop disk, $MB MiB file in the page cache, fio ${RUNTIME}s per run, median of $ROUNDS (alternating)"
+	[ -n "$BASE" ] && echo "base utgtd: $BASE ${BASE_ENV:-}"
+	printf '%-22s %12s %12s %12s %14s %14s' job utgtd tcmu-runner "LIO fileio" "utgtd/runner" "utgtd/LIO"
+	[ -n "$BASE" ] && printf ' %12s %12s' "base utgtd" "utgtd/base"
+	echo
+	for j in "${JOBS[@]}"; do
+		case $j in
+		rr1) n="4k randread QD1 IOPS" ;; rr32) n="4k randread QD32 IOPS" ;;
+		rw1) n="4k randwrite QD1 IOPS" ;; rw32) n="4k randwrite QD32 IOPS" ;;
+		sr8) n="1M seq read QD8 MB/s" ;;
+		esac
+		# shellcheck disable=SC2086
+		u=$(median ${V[utgtd,$j]}) rr=$(median ${V[runner,$j]}) l=$(median ${V[lio,$j]})
+		printf '%-22s %12s %12s %12s %14s %14s' "$n" "$u" "$rr" "$l" "$(ratio "$u" "$rr")" "$(ratio "$u" "$l")"
+		# shellcheck disable=SC2086
+		[ -n "$BASE" ] && b=$(median ${V[base,$j]}) && printf ' %12s %12s' "$b" "$(ratio "$u" "$b")"
+		echo
+	done
+	hz=$(getconf CLK_TCK)
+	for t in "${TG[@]}"; do
+		[ "$t" = lio ] && continue
+		awk -v t="$t" -v k="${TICKS[$t]}" -v n="${IOS[$t]}" -v hz="$hz" 'BEGIN {
+			printf "%s: %.1f CPU s over all its runs, ~%.0f us of daemon CPU per I/O\n",
+			t, k / hz, (n > 0 ? k / hz * 1e6 / n : 0) }'
+	done
+} | tee "$OUT"
+
+step "stop"
+for l in $LUNS; do loop_unmap $l; done
+rmdir "$LOOP/tpgt_1" "$LOOP"
+rmdir "$CORE/cmpu" "$CORE/cmpr" "$CFS/core/fileio_1/cmpl"
+if [ -n "$BASE" ]; then
+	rmdir "$CORE/cmpb"
+	kill -TERM "$BASE_PID"
+	wait "$BASE_PID" || fail "the base utgtd exited $?"
+	BASE_PID=
+fi
+kill -TERM "$RUNNER_PID" 2>/dev/null || true
+wait "$RUNNER_PID" || true # tcmu-runner's own exit status on SIGTERM is not ours to judge
+RUNNER_PID=
+utgtd_stop
+expect_eq "utgtd exit status" "$UTGTD_RC" 0
+say "PASS tcmu_compare"
