@@ -50,7 +50,7 @@ finish() {
 	exit 1
 }
 
-port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+. tests/integration/lib/ports.sh
 # wait_for CMD...: poll CMD every 0.1 s until it succeeds, for up to 60 s.  A wait for a
 # condition, not a delay: a quiet machine passes in milliseconds, and the bound only decides
 # how long a real failure takes to report, so it is generous (a loaded 2-core machine can
@@ -58,17 +58,6 @@ port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 wait_for() {
 	for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done
 	return 1
-}
-
-# pick_port VAR: a free port into VAR, different per test process and per call (not run in a
-# subshell, so the counter advances).
-_next_port=$((20000 + ($$ % 2000) * 10))
-pick_port() {
-	while port_listening "$_next_port" || ss -Htan "sport = :$_next_port" | grep -q .; do
-		_next_port=$((_next_port + 1))
-	done
-	printf -v "$1" %s "$_next_port"
-	_next_port=$((_next_port + 1))
 }
 
 # start_target NLUS PORT... : one target $IQN with LUNs 0..NLUS-1 (32 MiB RAM each), reachable
