@@ -9,7 +9,10 @@
 # A script's header may say "# vm-timeout: SECONDS" (default 600), "# vm-cdrom: 1" (the
 # fixture also serves a CD-ROM LU), "# vm-target: none" (no fixture) and "# vm-image: systemd"
 # (boot the guest with systemd as PID 1, scripts/vm/build-image-systemd.sh, built here when
-# needed).  --quick passes the argument "quick" to each script (the make-test subset).
+# needed).  "# vm-run: host" runs the script on the host instead (with no fixture and the
+# arguments OUTDIR [ARGS]): it boots its own guests through run-guest.sh, as
+# tests/vm/powerloss.sh does to crash one.  --quick passes the argument "quick" to each script
+# (the make-test subset).
 # UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
 # UTGT_VM_ARGS=A,B passes more arguments to each script (e.g. target=lio for tests/vm/iser_*).
 # UTGT_VM_TRACE=1 runs each script under bash -x (the trace lands in console.log).
@@ -62,6 +65,8 @@ for t in "${tests[@]}"; do
 	echo "== vmtest $name (timeout ${limit}s${quick:+, quick}${UTGT_VM_ARGS:+, $UTGT_VM_ARGS})"
 	fixture=1
 	[ "$(header "$t" vm-target)" = none ] && fixture=0
+	on_host=0
+	[ "$(header "$t" vm-run)" = host ] && on_host=1 fixture=0
 	rc=0
 	[ -n "${UTGT_CURRENT:-}" ] && echo "vmtest $name" >"$UTGT_CURRENT"
 	[ $fixture = 1 ] && fixture_out=$out
@@ -80,7 +85,11 @@ for t in "${tests[@]}"; do
 		cache=${UTGT_VM_SYSTEMD_CACHE:-/var/cache/utgt-vm-systemd}
 		scripts/vm/build-image-systemd.sh || rc=99
 	fi
-	if [ $rc = 0 ]; then
+	if [ $rc = 0 ] && [ $on_host = 1 ]; then
+		UTGT_VM_CACHE=$cache timeout -k 10 "$limit" bash "$t" "$out" ${args:+"$args"} 2>&1 |
+			sed -u 's/^/  | /'
+		rc=${PIPESTATUS[0]}
+	elif [ $rc = 0 ]; then
 		UTGT_VM_CACHE=$cache scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} "$t" |
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
