@@ -1,6 +1,6 @@
 /* fio-compatible parsing and printing of sizes, times and rates. */
 #include "initiator/units.h"
-#include "scsi/attr.h"
+#include "common/parse.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Changes to an open logical unit while initiators use it, as SCST's writable vdisk attributes
  * allow: identity (INQUIRY DATA HAS CHANGED), ALUA group and states (ASYMMETRIC ACCESS STATE
- * CHANGED), size (CAPACITY DATA HAS CHANGED).  Called by live administration
- * (target/tgt_apply.c), never on the I/O path; what commands read without a lock is replaced
+ * CHANGED), size (CAPACITY DATA HAS CHANGED).  Called by live administration (utgtadm,
+ * in the daemon above), never on the I/O path; what commands read without a lock is replaced
  * by publication (the ALUA group) or under the LU's identity lock. */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Grace periods for what a command reads without a lock: a nexus's LUN table, the devices in
- * it, a device's ALUA group.  Live administration (target/tgt_apply.c) publishes a new LUN
- * table or ALUA group with a release store and may free the old one, or close a removed
+ * it, a device's ALUA group.  Live administration (utgtadm, in the daemon above) publishes
+ * a new LUN table or ALUA group with a release store and may free the old one, or close a removed
  * device, only after scsi_srcu_synchronize(): by then every command and TMF that could have
  * seen the old pointer has completed.
  *

@@ -8,7 +8,7 @@
  *   admin_srv.c   the Unix socket and the thread that serves it
  *
  * Nothing here includes a transport header: sessions are listed through struct
- * tgt_transport's show_sessions, which writes through this header's JSON helpers. */
+ * tgt_transport's show_sessions, which writes through scsi/scsi_stats_json.h. */
 #ifndef UTGT_ADMIN_H
 #define UTGT_ADMIN_H
 
@@ -16,10 +16,11 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "scsi/scsi_stats_json.h"
 #include "scsi/scsi_task.h"
 #include "target/tgt_edit.h"
-#include "target/tgt_json.h"
-#include "target/tgt_model.h"
+#include "common/ut_json.h"
+#include "target/tgt_config.h"
 #include "target/tgt_run.h"
 
 #define ADMIN_LINE_MAX	  1024 /* longest request line, newline included */
@@ -64,19 +65,11 @@ struct admin_info {
 };
 
 /* The whole answer to req: {"ok":true,...} or {"ok":false,"error":...}.  Takes run->mu. */
-void admin_answer(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j);
+void admin_answer(const struct admin_info *ai, const struct admin_req *req, struct ut_json *j);
 /* The answers that change things (admin_verbs.c), with run->mu held. */
-void admin_verb(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j);
+void admin_verb(const struct admin_info *ai, const struct admin_req *req, struct ut_json *j);
 /* {"ok":false,"error":msg} */
-void admin_error(struct tgt_json *j, const char *msg);
-
-/* For show_sessions implementations: counters as an object named key.  lu: the LU form
- * (media read/write commands, open sessions) instead of the nexus form. */
-void admin_json_counters(struct tgt_json *j, const char *key, const struct scsi_io_stats *s,
-			 bool lu);
-/* The common part of a session object: initiator, target, port names and counters; adds the
- * nexus's counters to total (may be NULL). */
-void admin_json_nexus(struct tgt_json *j, const struct scsi_nexus *nx, struct scsi_io_stats *total);
+void admin_error(struct ut_json *j, const char *msg);
 
 struct admin_srv;
 /* Bind path, mode 0600, replacing a stale socket file and refusing when a live daemon answers

@@ -9,75 +9,43 @@
 #include "scsi/scsi_dev.h"
 #include "target/admin.h"
 
-void admin_error(struct tgt_json *j, const char *msg)
+void admin_error(struct ut_json *j, const char *msg)
 {
-	tgt_json_obj(j, NULL);
-	tgt_json_bool(j, "ok", false);
-	tgt_json_str(j, "error", msg);
-	tgt_json_end_obj(j);
+	ut_json_obj(j, NULL);
+	ut_json_bool(j, "ok", false);
+	ut_json_str(j, "error", msg);
+	ut_json_end_obj(j);
 }
 
-void admin_json_counters(struct tgt_json *j, const char *key, const struct scsi_io_stats *s,
-			 bool lu)
+static void begin_ok(struct ut_json *j)
 {
-	tgt_json_obj(j, key);
-	tgt_json_u64(j, "commands", s->cmds);
-	tgt_json_u64(j, "read_commands", s->read_cmds);
-	tgt_json_u64(j, "write_commands", s->write_cmds);
-	tgt_json_u64(j, "bytes_read", s->read_bytes);
-	tgt_json_u64(j, "bytes_written", s->write_bytes);
-	tgt_json_u64(j, "errors", s->errors);
-	if (!lu)
-		tgt_json_u64(j, "task_mgmt", s->tmfs);
-	tgt_json_end_obj(j);
+	ut_json_obj(j, NULL);
+	ut_json_bool(j, "ok", true);
 }
 
-void admin_json_nexus(struct tgt_json *j, const struct scsi_nexus *nx, struct scsi_io_stats *total)
-{
-	struct scsi_io_stats s;
-
-	scsi_io_stats_read(&nx->stats, &s);
-	tgt_json_str(j, "initiator", nx->initiator_name);
-	tgt_json_str(j, "initiator_port", nx->initiator_port);
-	tgt_json_str(j, "target", nx->target_name);
-	tgt_json_str(j, "target_port", nx->target_port);
-	tgt_json_u64(j, "rel_tgt_id", nx->rel_tgt_id);
-	tgt_json_u64(j, "nexus_id", nx->id);
-	tgt_json_u64(j, "luns", nx->luns ? nx->luns->n : 0);
-	admin_json_counters(j, "counters", &s, false);
-	if (total)
-		scsi_io_stats_sum(total, &s);
-}
-
-static void begin_ok(struct tgt_json *j)
-{
-	tgt_json_obj(j, NULL);
-	tgt_json_bool(j, "ok", true);
-}
-
-static void attr_list(struct tgt_json *j, const char *key, const struct tgt_attrs *as,
+static void attr_list(struct ut_json *j, const char *key, const struct tgt_attrs *as,
 		      const char *name)
 {
 	const char *v[64];
 	unsigned n = tgt_attr_get_all(as, name, v, 64);
 
-	tgt_json_arr(j, key);
+	ut_json_arr(j, key);
 	for (unsigned i = 0; i < n && i < 64; i++)
-		tgt_json_str(j, NULL, v[i]);
-	tgt_json_end_arr(j);
+		ut_json_str(j, NULL, v[i]);
+	ut_json_end_arr(j);
 }
 
-static void luns(struct tgt_json *j, const struct tgt_lun *l, unsigned n)
+static void luns(struct ut_json *j, const struct tgt_lun *l, unsigned n)
 {
-	tgt_json_arr(j, "luns");
+	ut_json_arr(j, "luns");
 	for (unsigned i = 0; i < n; i++) {
-		tgt_json_obj(j, NULL);
-		tgt_json_u64(j, "lun", l[i].lun);
-		tgt_json_str(j, "device", l[i].device);
-		tgt_json_bool(j, "read_only", l[i].read_only);
-		tgt_json_end_obj(j);
+		ut_json_obj(j, NULL);
+		ut_json_u64(j, "lun", l[i].lun);
+		ut_json_str(j, "device", l[i].device);
+		ut_json_bool(j, "read_only", l[i].read_only);
+		ut_json_end_obj(j);
 	}
-	tgt_json_end_arr(j);
+	ut_json_end_arr(j);
 }
 
 static bool started(const struct admin_info *ai, const struct tgt_driver *d)
@@ -85,103 +53,103 @@ static bool started(const struct admin_info *ai, const struct tgt_driver *d)
 	return tgt_run_transport(ai->run, d->name) != NULL;
 }
 
-static void show_targets(const struct admin_info *ai, struct tgt_json *j)
+static void show_targets(const struct admin_info *ai, struct ut_json *j)
 {
 	const struct tgt_config *cfg = ai->run->cfg;
 
-	tgt_json_arr(j, "drivers");
+	ut_json_arr(j, "drivers");
 	for (unsigned i = 0; i < cfg->ndrivers; i++) {
 		const struct tgt_driver *d = &cfg->drivers[i];
-		tgt_json_obj(j, NULL);
-		tgt_json_str(j, "name", d->name);
-		tgt_json_bool(j, "enabled", d->enabled);
-		tgt_json_bool(j, "running", started(ai, d));
+		ut_json_obj(j, NULL);
+		ut_json_str(j, "name", d->name);
+		ut_json_bool(j, "enabled", d->enabled);
+		ut_json_bool(j, "running", started(ai, d));
 		attr_list(j, "portals", &d->attrs, "listen");
-		tgt_json_arr(j, "targets");
+		ut_json_arr(j, "targets");
 		for (unsigned k = 0; k < d->ntargets; k++) {
 			const struct tgt_target *t = &d->targets[k];
-			tgt_json_obj(j, NULL);
-			tgt_json_str(j, "name", t->name);
-			tgt_json_bool(j, "enabled", t->enabled);
-			tgt_json_u64(j, "rel_tgt_id", t->rel_tgt_id);
+			ut_json_obj(j, NULL);
+			ut_json_str(j, "name", t->name);
+			ut_json_bool(j, "enabled", t->enabled);
+			ut_json_u64(j, "rel_tgt_id", t->rel_tgt_id);
 			attr_list(j, "allowed_portals", &t->attrs, "allowed_portal");
 			luns(j, t->luns, t->nluns);
-			tgt_json_arr(j, "groups");
+			ut_json_arr(j, "groups");
 			for (unsigned g = 0; g < t->ngroups; g++) {
 				const struct tgt_group *gr = &t->groups[g];
-				tgt_json_obj(j, NULL);
-				tgt_json_str(j, "name", gr->name);
-				tgt_json_arr(j, "initiators");
+				ut_json_obj(j, NULL);
+				ut_json_str(j, "name", gr->name);
+				ut_json_arr(j, "initiators");
 				for (unsigned x = 0; x < gr->ninitiators; x++)
-					tgt_json_str(j, NULL, gr->initiators[x]);
-				tgt_json_end_arr(j);
+					ut_json_str(j, NULL, gr->initiators[x]);
+				ut_json_end_arr(j);
 				luns(j, gr->luns, gr->nluns);
-				tgt_json_end_obj(j);
+				ut_json_end_obj(j);
 			}
-			tgt_json_end_arr(j);
-			tgt_json_end_obj(j);
+			ut_json_end_arr(j);
+			ut_json_end_obj(j);
 		}
-		tgt_json_end_arr(j);
-		tgt_json_end_obj(j);
+		ut_json_end_arr(j);
+		ut_json_end_obj(j);
 	}
-	tgt_json_end_arr(j);
+	ut_json_end_arr(j);
 }
 
-static void show_devices(const struct admin_info *ai, struct tgt_json *j)
+static void show_devices(const struct admin_info *ai, struct ut_json *j)
 {
 	const struct tgt_config *cfg = ai->run->cfg;
 	struct scsi_io_stats total = {0};
 
-	tgt_json_arr(j, "devices");
+	ut_json_arr(j, "devices");
 	for (unsigned i = 0; i < cfg->ndevices; i++) {
 		const struct tgt_device *d = &cfg->devices[i];
 		const struct scsi_dev *dev = d->dev;
 		struct scsi_io_stats s = {0};
 
-		tgt_json_obj(j, NULL);
-		tgt_json_str(j, "name", d->name);
-		tgt_json_str(j, "handler", d->handler);
-		tgt_json_str(j, "filename", tgt_attr_get(&d->attrs, "filename"));
+		ut_json_obj(j, NULL);
+		ut_json_str(j, "name", d->name);
+		ut_json_str(j, "handler", d->handler);
+		ut_json_str(j, "filename", tgt_attr_get(&d->attrs, "filename"));
 		if (dev && dev->bs && dev->bs->ceph.pool[0]) {
 			char spec[sizeof(dev->bs->ceph.pool) + sizeof(dev->bs->ceph.image)];
 
 			snprintf(spec, sizeof(spec), "%s/%s", dev->bs->ceph.pool, dev->bs->ceph.image);
-			tgt_json_str(j, "rbd_image", spec);
+			ut_json_str(j, "rbd_image", spec);
 		}
-		tgt_json_bool(j, "open", dev && dev->open);
+		ut_json_bool(j, "open", dev && dev->open);
 		if (dev && dev->open) {
 			/* nr_blocks changes live under run->mu, which this answer holds, and for
 			 * vdisk_rbd when the image is resized in the cluster (an aligned word: a
 			 * size from just before or just after) */
-			tgt_json_u64(j, "size", dev->nr_blocks * dev->block_size);
-			tgt_json_u64(j, "block_size", dev->block_size);
+			ut_json_u64(j, "size", dev->nr_blocks * dev->block_size);
+			ut_json_u64(j, "block_size", dev->block_size);
 			scsi_io_stats_read(&dev->stats, &s);
 		}
-		tgt_json_u64(j, "sessions", s.nexuses);
-		admin_json_counters(j, "counters", &s, true);
+		ut_json_u64(j, "sessions", s.nexuses);
+		scsi_stats_json(j, "counters", &s, true);
 		for (unsigned k = 0; k < ai->run->ndrivers; k++)
 			if (ai->run->drivers[k].tp->show_device)
 				ai->run->drivers[k].tp->show_device(d->name, j);
 		scsi_io_stats_sum(&total, &s);
-		tgt_json_end_obj(j);
+		ut_json_end_obj(j);
 	}
-	tgt_json_end_arr(j);
-	admin_json_counters(j, "totals", &total, true);
+	ut_json_end_arr(j);
+	scsi_stats_json(j, "totals", &total, true);
 }
 
-static void show_sessions(const struct admin_info *ai, struct tgt_json *j)
+static void show_sessions(const struct admin_info *ai, struct ut_json *j)
 {
 	struct scsi_io_stats total = {0};
 
-	tgt_json_arr(j, "sessions");
+	ut_json_arr(j, "sessions");
 	for (unsigned i = 0; i < ai->run->ndrivers; i++) {
 		const struct tgt_transport *tp = ai->run->drivers[i].tp;
 		const struct tgt_driver *d = tgt_config_driver(ai->run->cfg, ai->run->drivers[i].name);
 		if (d && tp->show_sessions)
 			tp->show_sessions(d, j, &total);
 	}
-	tgt_json_end_arr(j);
-	admin_json_counters(j, "totals", &total, false);
+	ut_json_end_arr(j);
+	scsi_stats_json(j, "totals", &total, false);
 }
 
 static const char *const help[] = {
@@ -209,7 +177,7 @@ static const char *const help[] = {
     "help",
 };
 
-void admin_answer(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j)
+void admin_answer(const struct admin_info *ai, const struct admin_req *req, struct ut_json *j)
 {
 	pthread_mutex_lock(&ai->run->mu);
 	if (req->cmd >= ADMIN_EDIT) {
@@ -229,21 +197,21 @@ void admin_answer(const struct admin_info *ai, const struct admin_req *req, stru
 		show_devices(ai, j);
 		break;
 	case ADMIN_VERSION:
-		tgt_json_str(j, "version", ai->version);
-		tgt_json_u64(j, "pid", (uint64_t)getpid());
-		tgt_json_u64(j, "uptime_s", (uint64_t)(time(NULL) - ai->started));
-		tgt_json_str(j, "config", ai->run->config_path);
-		tgt_json_u64(j, "changes", ai->run->changes);
+		ut_json_str(j, "version", ai->version);
+		ut_json_u64(j, "pid", (uint64_t)getpid());
+		ut_json_u64(j, "uptime_s", (uint64_t)(time(NULL) - ai->started));
+		ut_json_str(j, "config", ai->run->config_path);
+		ut_json_u64(j, "changes", ai->run->changes);
 		break;
 	case ADMIN_HELP:
-		tgt_json_arr(j, "commands");
+		ut_json_arr(j, "commands");
 		for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-			tgt_json_str(j, NULL, help[i]);
-		tgt_json_end_arr(j);
+			ut_json_str(j, NULL, help[i]);
+		ut_json_end_arr(j);
 		break;
 	default:
 		break;
 	}
-	tgt_json_end_obj(j);
+	ut_json_end_obj(j);
 	pthread_mutex_unlock(&ai->run->mu);
 }

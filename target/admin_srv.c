@@ -24,7 +24,7 @@ struct client {
 	int fd;
 	char in[ADMIN_LINE_MAX];
 	size_t inlen;
-	struct tgt_json out; /* the answer, once the line is in */
+	struct ut_json out; /* the answer, once the line is in */
 	size_t outoff;
 	bool answering;
 	bool draining;	    /* answered: discard input until the client closes (no RST) */
@@ -52,7 +52,7 @@ static long long now_ms(void)
 static void client_close(struct admin_srv *s, unsigned i)
 {
 	close(s->cl[i].fd);
-	tgt_json_free(&s->cl[i].out);
+	ut_json_free(&s->cl[i].out);
 	s->cl[i] = s->cl[--s->ncl];
 }
 
@@ -62,7 +62,7 @@ static void client_answer(struct admin_srv *s, struct client *c, const char *ref
 	struct admin_req *req = &s->req;
 	char err[256];
 
-	tgt_json_init(&c->out);
+	ut_json_init(&c->out);
 	if (refusal)
 		admin_error(&c->out, refusal);
 	else if (admin_req_parse(c->in, req, err, sizeof(err)) != 0)
@@ -70,11 +70,11 @@ static void client_answer(struct admin_srv *s, struct client *c, const char *ref
 	else
 		admin_answer(s->ai, req, &c->out);
 	if (c->out.oom) {
-		tgt_json_free(&c->out);
-		tgt_json_init(&c->out);
+		ut_json_free(&c->out);
+		ut_json_init(&c->out);
 		admin_error(&c->out, "out of memory");
 	}
-	tgt_json_raw(&c->out, "\n");
+	ut_json_raw(&c->out, "\n");
 	if (c->out.oom) /* not even the error fits: close without an answer */
 		c->out.len = 0;
 	c->answering = true;

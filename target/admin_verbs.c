@@ -10,7 +10,7 @@
 
 #include "target/admin.h"
 #include "target/tgt_apply.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 
 static const char *const verb_names[] = {
     [EDIT_ADD] = "add",	      [EDIT_REMOVE] = "remove",	  [EDIT_SET] = "set",
@@ -22,12 +22,12 @@ static const char *const obj_names[] = {
     [OBJ_TGROUP] = "tgroup",
 };
 
-static void ok_changed(struct tgt_json *j, const char *what)
+static void ok_changed(struct ut_json *j, const char *what)
 {
-	tgt_json_obj(j, NULL);
-	tgt_json_bool(j, "ok", true);
-	tgt_json_str(j, "changed", what);
-	tgt_json_end_obj(j);
+	ut_json_obj(j, NULL);
+	ut_json_bool(j, "ok", true);
+	ut_json_str(j, "changed", what);
+	ut_json_end_obj(j);
 }
 
 /* The engine's reasons, without line numbers: a verb's lines are those of the printed
@@ -48,7 +48,7 @@ static void keep_first(struct diag *d, bool error, int line, const char *msg)
 	}
 }
 
-static void edit(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j)
+static void edit(const struct admin_info *ai, const struct admin_req *req, struct ut_json *j)
 {
 	struct first_error fe = {.have = false};
 	struct diag d = {.file = "request", .emit = keep_first, .priv = &fe};
@@ -64,12 +64,12 @@ static void edit(const struct admin_info *ai, const struct admin_req *req, struc
 		admin_error(j, fe.have ? fe.msg : "refused");
 		return;
 	}
-	tgt_log(LOG_NOTICE, "admin: %s %s %s: %s", verb_names[e->verb], obj_names[e->obj], e->name,
+	ut_log(LOG_NOTICE, "admin: %s %s %s: %s", verb_names[e->verb], obj_names[e->obj], e->name,
 		msg);
 	ok_changed(j, msg);
 }
 
-static void resync(const struct admin_info *ai, const char *name, struct tgt_json *j)
+static void resync(const struct admin_info *ai, const char *name, struct ut_json *j)
 {
 	const struct tgt_device *td = tgt_config_device(ai->run->cfg, name);
 	char err[256], msg[320];
@@ -88,11 +88,11 @@ static void resync(const struct admin_info *ai, const char *name, struct tgt_jso
 	snprintf(msg, sizeof(msg), "DEVICE %s: %llu -> %llu bytes", name,
 		 (unsigned long long)before,
 		 (unsigned long long)(td->dev->nr_blocks * td->dev->block_size));
-	tgt_log(LOG_NOTICE, "admin: resync device %s: %s", name, msg);
+	ut_log(LOG_NOTICE, "admin: resync device %s: %s", name, msg);
 	ok_changed(j, msg);
 }
 
-static void close_session(const struct admin_info *ai, const char *id, struct tgt_json *j)
+static void close_session(const struct admin_info *ai, const char *id, struct ut_json *j)
 {
 	char err[256] = "", msg[64];
 	uint64_t nexus;
@@ -108,7 +108,7 @@ static void close_session(const struct admin_info *ai, const char *id, struct tg
 		if (tp->close_session && tp->close_session(nexus, err, sizeof(err)) == 0) {
 			snprintf(msg, sizeof(msg), "session %llu closing",
 				 (unsigned long long)nexus);
-			tgt_log(LOG_NOTICE, "admin: close session %llu", (unsigned long long)nexus);
+			ut_log(LOG_NOTICE, "admin: close session %llu", (unsigned long long)nexus);
 			ok_changed(j, msg);
 			return;
 		}
@@ -117,7 +117,7 @@ static void close_session(const struct admin_info *ai, const char *id, struct tg
 	admin_error(j, err);
 }
 
-static void reload(const struct admin_info *ai, const char *path, struct tgt_json *j)
+static void reload(const struct admin_info *ai, const char *path, struct ut_json *j)
 {
 	char msg[1024];
 
@@ -129,7 +129,7 @@ static void reload(const struct admin_info *ai, const char *path, struct tgt_jso
 }
 
 /* To FILE through FILE.tmp and a rename, so a reader never sees half a file. */
-static void write_config(const struct admin_info *ai, const char *path, struct tgt_json *j)
+static void write_config(const struct admin_info *ai, const char *path, struct ut_json *j)
 {
 	char tmp[4200], err[4400];
 	char *text = NULL;
@@ -147,10 +147,10 @@ static void write_config(const struct admin_info *ai, const char *path, struct t
 			admin_error(j, "out of memory");
 			return;
 		}
-		tgt_json_obj(j, NULL);
-		tgt_json_bool(j, "ok", true);
-		tgt_json_str(j, "config", text);
-		tgt_json_end_obj(j);
+		ut_json_obj(j, NULL);
+		ut_json_bool(j, "ok", true);
+		ut_json_str(j, "config", text);
+		ut_json_end_obj(j);
 		free(text);
 		return;
 	}
@@ -168,11 +168,11 @@ static void write_config(const struct admin_info *ai, const char *path, struct t
 	bool good = fflush(f) == 0 && fsync(fileno(f)) == 0;
 	good = fclose(f) == 0 && good;
 	if (good && rename(tmp, path) == 0) {
-		tgt_json_obj(j, NULL);
-		tgt_json_bool(j, "ok", true);
-		tgt_json_str(j, "file", path);
-		tgt_json_end_obj(j);
-		tgt_log(LOG_NOTICE, "admin: write-config %s", path);
+		ut_json_obj(j, NULL);
+		ut_json_bool(j, "ok", true);
+		ut_json_str(j, "file", path);
+		ut_json_end_obj(j);
+		ut_log(LOG_NOTICE, "admin: write-config %s", path);
 		return;
 	}
 	snprintf(err, sizeof(err), "%s: %s", path, strerror(errno));
@@ -180,7 +180,7 @@ static void write_config(const struct admin_info *ai, const char *path, struct t
 	admin_error(j, err);
 }
 
-void admin_verb(const struct admin_info *ai, const struct admin_req *req, struct tgt_json *j)
+void admin_verb(const struct admin_info *ai, const struct admin_req *req, struct ut_json *j)
 {
 	switch (req->cmd) {
 	case ADMIN_EDIT:

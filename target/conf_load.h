@@ -9,7 +9,7 @@
 #include "target/conf_parser.h"
 #include "target/conf_scst_attrs.h"
 #include "target/tgt_arena.h"
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 /* Open-addressing name -> object map; case-insensitive when ci. */
 struct conf_index {

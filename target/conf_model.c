@@ -657,27 +657,3 @@ void tgt_config_free(struct tgt_config *cfg)
 			scsi_dev_destroy(cfg->devices[i].dev);
 	tgt_arena_free(cfg->arena); /* cfg lives in it too */
 }
-
-const struct tgt_driver *tgt_config_driver(const struct tgt_config *cfg, const char *name)
-{
-	for (unsigned i = 0; cfg && name && i < cfg->ndrivers; i++)
-		if (!strcmp(cfg->drivers[i].name, name))
-			return &cfg->drivers[i];
-	return NULL;
-}
-
-const struct tgt_target *tgt_driver_target(const struct tgt_driver *drv, const char *name)
-{
-	for (unsigned i = 0; drv && name && i < drv->ntargets; i++)
-		if (!strcmp(drv->targets[i].name, name))
-			return &drv->targets[i];
-	return NULL;
-}
-
-const struct tgt_device *tgt_config_device(const struct tgt_config *cfg, const char *name)
-{
-	for (unsigned i = 0; cfg && name && i < cfg->ndevices; i++)
-		if (!strcmp(cfg->devices[i].name, name))
-			return &cfg->devices[i];
-	return NULL;
-}

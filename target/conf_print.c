@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 struct printer {
 	FILE *out;

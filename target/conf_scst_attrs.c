@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 #define END NULL
 

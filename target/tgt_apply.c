@@ -4,7 +4,7 @@
 
 #include "scsi/scsi_srcu.h"
 #include "target/tgt_apply.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "target/tgt_plan.h"
 
 static const struct tgt_transport *env_running(void *ctx, const char *driver)
@@ -92,7 +92,7 @@ static void keep_device(struct tgt_config *next, const struct tgt_dev_plan *p, s
 		if (scsi_dev_set_size(live, p->size, err, sizeof(err)) == 0) {
 			say(s, "%sDEVICE %s: size%s", p->next->name, "");
 		} else {
-			tgt_log(LOG_ERR, "DEVICE %s: size not changed: %s", p->next->name, err);
+			ut_log(LOG_ERR, "DEVICE %s: size not changed: %s", p->next->name, err);
 			say(s, "%sDEVICE %s: size NOT changed: %s", p->next->name, err);
 			s->problems++;
 		}
@@ -102,7 +102,7 @@ static void keep_device(struct tgt_config *next, const struct tgt_dev_plan *p, s
 			say(s, "%sDEVICE %s: medium %s", p->next->name,
 			    fresh->bs->filename[0] ? fresh->bs->filename : "ejected");
 		} else {
-			tgt_log(LOG_ERR, "DEVICE %s: medium not changed: %s", p->next->name, err);
+			ut_log(LOG_ERR, "DEVICE %s: medium not changed: %s", p->next->name, err);
 			say(s, "%sDEVICE %s: medium NOT changed: %s", p->next->name, err);
 			s->problems++;
 		}
@@ -122,7 +122,7 @@ static void flush_device(struct scsi_dev *dev, const char *name)
 		return;
 	st = bs_submit_sync(dev->bs, &io);
 	if (st != BS_OK && st != BS_ENOTSUP)
-		tgt_log(LOG_ERR, "DEVICE %s: flush before removal failed (backstore status %d)",
+		ut_log(LOG_ERR, "DEVICE %s: flush before removal failed (backstore status %d)",
 			name, (int)st);
 }
 
@@ -145,7 +145,7 @@ static void run_drivers(struct tgt_run *run, struct tgt_config *next, const stru
 		err[0] = '\0';
 		if (p->tp->update(next, p->next, err, sizeof(err)) != 0) {
 			/* the transport still points into the running configuration: keep it */
-			tgt_log(LOG_ERR, "driver %s: not updated: %s", p->name, err);
+			ut_log(LOG_ERR, "driver %s: not updated: %s", p->name, err);
 			say(s, "%sdriver %s NOT updated: %s", p->name, err);
 			s->problems++;
 			*keep_old = true;
@@ -231,7 +231,7 @@ int tgt_apply(struct tgt_run *run, struct tgt_config *next, struct diag *d, char
 		snprintf(msg, msglen,
 			 "no change to devices, targets or drivers (attributes written out or "
 			 "kept for SCST only)");
-	tgt_log(s.problems ? LOG_WARNING : LOG_NOTICE, "configuration change %u: %s", run->changes,
+	ut_log(s.problems ? LOG_WARNING : LOG_NOTICE, "configuration change %u: %s", run->changes,
 		msg);
 	tgt_plan_free(&plan);
 	return 0;

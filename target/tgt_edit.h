@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "target/conf_parser.h"
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 enum tgt_edit_verb {
 	EDIT_ADD,

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 enum tgt_dev_act {
 	DEV_KEEP,     /* the running LU becomes next's device */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "target/tgt_apply.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "target/tgt_run.h"
 
 void tgt_run_init(struct tgt_run *run, struct tgt_config *cfg, const char *config_path,
@@ -33,12 +33,12 @@ int tgt_run_start_driver(struct tgt_run *run, const struct tgt_config *cfg,
 		return -1;
 	}
 	if (drv->transport->start(cfg, drv, err, errlen) != 0) {
-		tgt_log(LOG_ERR, "driver %s: %s", drv->name, err[0] ? err : "start failed");
+		ut_log(LOG_ERR, "driver %s: %s", drv->name, err[0] ? err : "start failed");
 		return -1;
 	}
 	snprintf(run->drivers[run->ndrivers].name, sizeof(run->drivers[0].name), "%s", drv->name);
 	run->drivers[run->ndrivers++].tp = drv->transport;
-	tgt_log(LOG_INFO, "driver %s: started (%u target(s))", drv->name, drv->ntargets);
+	ut_log(LOG_INFO, "driver %s: started (%u target(s))", drv->name, drv->ntargets);
 	return 0;
 }
 
@@ -47,7 +47,7 @@ void tgt_run_stop_driver(struct tgt_run *run, const char *driver)
 	for (unsigned i = 0; i < run->ndrivers; i++) {
 		if (strcmp(run->drivers[i].name, driver))
 			continue;
-		tgt_log(LOG_INFO, "driver %s: stopping", driver);
+		ut_log(LOG_INFO, "driver %s: stopping", driver);
 		run->drivers[i].tp->stop();
 		memmove(&run->drivers[i], &run->drivers[i + 1],
 			(run->ndrivers - i - 1) * sizeof(run->drivers[0]));
@@ -65,15 +65,15 @@ int tgt_run_start(struct tgt_run *run)
 		char err[256] = "";
 
 		if (!drv->known) {
-			tgt_log(LOG_NOTICE, "driver %s: unknown to utgt; skipped", drv->name);
+			ut_log(LOG_NOTICE, "driver %s: unknown to utgt; skipped", drv->name);
 			continue;
 		}
 		if (!drv->enabled) {
-			tgt_log(LOG_NOTICE, "driver %s: disabled (enabled 0); skipped", drv->name);
+			ut_log(LOG_NOTICE, "driver %s: disabled (enabled 0); skipped", drv->name);
 			continue;
 		}
 		if (!drv->transport) {
-			tgt_log(LOG_NOTICE, "driver %s: not served by this build; skipped",
+			ut_log(LOG_NOTICE, "driver %s: not served by this build; skipped",
 				drv->name);
 			continue;
 		}
@@ -138,14 +138,14 @@ int tgt_run_reload(struct tgt_run *run, const char *path, char *msg, size_t msgl
 			 "configuration is unchanged; remove what you mean to with utgtadm's "
 			 "del verbs)",
 			 path, run->cfg->ndevices, count_targets(run->cfg));
-		tgt_log(LOG_ERR, "reload of %s refused: %s", path, msg);
+		ut_log(LOG_ERR, "reload of %s refused: %s", path, msg);
 		tgt_config_free(next);
 		return -1;
 	}
 	if (!next || tgt_apply(run, next, &d, msg, msglen) != 0) {
 		snprintf(msg, msglen, "%s (%d error(s); the running configuration is unchanged)",
 			 fe.have ? fe.msg : "refused", d.errors ? d.errors : 1);
-		tgt_log(LOG_ERR, "reload of %s refused: %s", path, msg);
+		ut_log(LOG_ERR, "reload of %s refused: %s", path, msg);
 		return -1;
 	}
 	return 0;

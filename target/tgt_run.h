@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 #define TGT_RUN_MAX_DRIVERS 16
 

@@ -6,7 +6,7 @@
  * does not serve it. */
 #include <string.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 extern const struct tgt_transport iscsi_transport __attribute__((weak));
 extern const struct tgt_transport srpt_transport __attribute__((weak));

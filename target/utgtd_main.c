@@ -31,8 +31,8 @@
 #include "scsi/scsi_dev.h"
 #include "scsi/scsi_task.h"
 #include "target/admin.h"
-#include "target/tgt_log.h"
-#include "target/tgt_model.h"
+#include "common/ut_log.h"
+#include "target/tgt_config.h"
 #include "target/tgt_notify.h"
 #include "target/tgt_run.h"
 
@@ -192,20 +192,22 @@ static int run_check(const struct opts *o)
 }
 
 /* The SRP transport's (weak: a build without it still links). */
-extern int srpt_show_login(const struct tgt_config *cfg, FILE *out) __attribute__((weak));
+extern int srpt_show_login(const struct tgt_config *cfg, FILE *out, char *err, size_t errlen)
+    __attribute__((weak));
 
 static int run_show_srp_login(const struct opts *o)
 {
 	struct diag d = {.file = o->config};
 	struct tgt_config *cfg = tgt_config_load(o->config, &d);
+	char err[512] = "";
 	int rc = 1;
 
 	if (!cfg)
 		summary(o, &d, NULL);
 	else if (!srpt_show_login)
 		fprintf(stderr, "utgtd: this build has no ib_srpt driver\n");
-	else
-		rc = srpt_show_login(cfg, stdout);
+	else if ((rc = srpt_show_login(cfg, stdout, err, sizeof(err))) && err[0])
+		fprintf(stderr, "utgtd: %s\n", err);
 	tgt_config_free(cfg);
 	return rc;
 }
@@ -220,12 +222,12 @@ static int daemonize(void)
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		tgt_log(LOG_ERR, "pipe: %s", strerror(errno));
+		ut_log(LOG_ERR, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
-		tgt_log(LOG_ERR, "fork: %s", strerror(errno));
+		ut_log(LOG_ERR, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid > 0) {
@@ -239,10 +241,10 @@ static int daemonize(void)
 	}
 	close(p[0]);
 	if (setsid() < 0)
-		tgt_log(LOG_WARNING, "setsid: %s", strerror(errno));
+		ut_log(LOG_WARNING, "setsid: %s", strerror(errno));
 	pid = fork(); /* not a session leader: can never reacquire a terminal */
 	if (pid < 0) {
-		tgt_log(LOG_ERR, "fork: %s", strerror(errno));
+		ut_log(LOG_ERR, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid > 0)
@@ -271,24 +273,24 @@ static int write_pid_file(const char *path, char *abs, size_t abslen)
 	} else {
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd))) {
-			tgt_log(LOG_ERR, "getcwd: %s", strerror(errno));
+			ut_log(LOG_ERR, "getcwd: %s", strerror(errno));
 			return -1;
 		}
 		snprintf(abs, abslen, "%s/%s", cwd, path);
 	}
 	fd = open(abs, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		tgt_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
+		ut_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		tgt_log(LOG_ERR, "pid file %s is locked: another utgtd is running", abs);
+		ut_log(LOG_ERR, "pid file %s is locked: another utgtd is running", abs);
 		close(fd);
 		return -1;
 	}
 	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || write(fd, buf, (size_t)n) != n) {
-		tgt_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
+		ut_log(LOG_ERR, "pid file %s: %s", abs, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -309,7 +311,7 @@ static int flush_devices(const struct tgt_config *cfg)
 			continue;
 		st = bs_submit_sync(dev->bs, &io);
 		if (st != BS_OK && st != BS_ENOTSUP) {
-			tgt_log(LOG_ERR, "DEVICE %s: flush failed (backstore status %d)",
+			ut_log(LOG_ERR, "DEVICE %s: flush failed (backstore status %d)",
 				cfg->devices[i].name, (int)st);
 			rc = -1;
 		}
@@ -322,10 +324,10 @@ static void reload(struct tgt_run *run)
 {
 	char msg[1024];
 
-	tgt_log(LOG_NOTICE, "SIGHUP: reloading %s", run->config_path);
+	ut_log(LOG_NOTICE, "SIGHUP: reloading %s", run->config_path);
 	pthread_mutex_lock(&run->mu);
 	if (tgt_run_reload(run, NULL, msg, sizeof(msg)) == 0)
-		tgt_log(LOG_NOTICE, "SIGHUP: %s", msg);
+		ut_log(LOG_NOTICE, "SIGHUP: %s", msg);
 	pthread_mutex_unlock(&run->mu);
 }
 
@@ -340,7 +342,7 @@ static void main_loop(int sfd, struct tgt_run *run)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			tgt_log(LOG_ERR, "poll: %s", strerror(errno));
+			ut_log(LOG_ERR, "poll: %s", strerror(errno));
 			return;
 		}
 		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
@@ -349,7 +351,7 @@ static void main_loop(int sfd, struct tgt_run *run)
 			reload(run);
 			continue;
 		}
-		tgt_log(LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
+		ut_log(LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
 		return;
 	}
 }
@@ -362,12 +364,12 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir,
 	char served[sizeof(((struct scsi_dev_params *)0)->served_dir)];
 
 	if ((size_t)snprintf(dir, dirlen, "%s/pr", state_dir) >= dirlen) {
-		tgt_log(LOG_WARNING, "state dir %s: path too long; APTPL disabled", state_dir);
+		ut_log(LOG_WARNING, "state dir %s: path too long; APTPL disabled", state_dir);
 		dir[0] = '\0';
 		return;
 	}
 	if ((mkdir(state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
-		tgt_log(LOG_WARNING, "%s: %s; APTPL disabled", dir, strerror(errno));
+		ut_log(LOG_WARNING, "%s: %s; APTPL disabled", dir, strerror(errno));
 		dir[0] = '\0';
 		return;
 	}
@@ -378,7 +380,7 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir,
 	/* <state-dir>/served/<device>: the file each DEVICE served (create only on first use) */
 	if ((size_t)snprintf(served, sizeof(served), "%s/served", state_dir) >= sizeof(served) ||
 	    (mkdir(served, 0700) < 0 && errno != EEXIST)) {
-		tgt_log(LOG_WARNING, "%s/served: cannot keep which files were served", state_dir);
+		ut_log(LOG_WARNING, "%s/served: cannot keep which files were served", state_dir);
 		return;
 	}
 	for (unsigned i = 0; i < cfg->ndevices; i++)
@@ -398,15 +400,15 @@ static struct admin_srv *open_admin(const struct opts *o)
 	} else {
 		if ((size_t)snprintf(path, sizeof(path), "%s/utgtd.sock", o->state_dir) >=
 		    sizeof(path)) {
-			tgt_log(LOG_ERR, "state dir %s: path too long", o->state_dir);
+			ut_log(LOG_ERR, "state dir %s: path too long", o->state_dir);
 			return NULL;
 		}
 		if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST)
-			tgt_log(LOG_WARNING, "state dir %s: %s", o->state_dir, strerror(errno));
+			ut_log(LOG_WARNING, "state dir %s: %s", o->state_dir, strerror(errno));
 	}
 	s = admin_srv_open(path, err, sizeof(err));
 	if (!s)
-		tgt_log(LOG_ERR, "%s (--admin-socket PATH or none)", err);
+		ut_log(LOG_ERR, "%s (--admin-socket PATH or none)", err);
 	return s;
 }
 
@@ -455,11 +457,11 @@ static int run_daemon(const struct opts *o)
 	tgt_run_init(&run, cfg, abs_config, pr_dir);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sfd < 0) {
-		tgt_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		ut_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		goto out;
 	}
 	if (scsi_core_init(o->workers) != 0) {
-		tgt_log(LOG_ERR, "SCSI core initialisation failed");
+		ut_log(LOG_ERR, "SCSI core initialisation failed");
 		goto out;
 	}
 	core = true;
@@ -469,12 +471,12 @@ static int run_daemon(const struct opts *o)
 	if (admin) {
 		char err[256];
 		if (admin_srv_serve(admin, &ai, err, sizeof(err)) != 0) {
-			tgt_log(LOG_ERR, "%s", err);
+			ut_log(LOG_ERR, "%s", err);
 			goto out;
 		}
-		tgt_log(LOG_INFO, "admin socket %s", admin_srv_path(admin));
+		ut_log(LOG_INFO, "admin socket %s", admin_srv_path(admin));
 	}
-	tgt_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGT_VERSION,
+	ut_log(LOG_INFO, "utgtd %s serving %s: %u device(s), %u target(s)", UTGT_VERSION,
 		o->config, cfg->ndevices, count_targets(cfg));
 	if (ready >= 0) {
 		int null = open("/dev/null", O_RDWR);
@@ -485,13 +487,13 @@ static int run_daemon(const struct opts *o)
 			if (null > 2)
 				close(null);
 		}
-		tgt_log_to_syslog("utgtd");
+		ut_log_to_syslog("utgtd");
 		if (chdir("/") < 0)
-			tgt_log(LOG_WARNING, "chdir /: %s", strerror(errno));
+			ut_log(LOG_WARNING, "chdir /: %s", strerror(errno));
 		report_ready(&ready, true);
 	}
 	if (tgt_notify("READY=1\nSTATUS=serving") < 0)
-		tgt_log(LOG_WARNING, "sd_notify READY: %s", strerror(errno));
+		ut_log(LOG_WARNING, "sd_notify READY: %s", strerror(errno));
 	main_loop(sfd, &run);
 	tgt_notify("STOPPING=1");
 	admin_srv_stop(admin); /* before the transports: it reads their session tables */
@@ -512,7 +514,7 @@ out:
 		close(pid_fd);
 	}
 	if (rc == 0)
-		tgt_log(LOG_INFO, "exited cleanly");
+		ut_log(LOG_INFO, "exited cleanly");
 	return rc;
 }
 

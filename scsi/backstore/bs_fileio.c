@@ -113,8 +113,8 @@ static int fileio_open_sized(struct backstore *bs, int flags, char *err, size_t 
 			unlink(bs->filename);
 			return -1;
 		}
-		fprintf(stderr, "%s: created %s (%llu bytes, sparse)\n", bs->name, bs->filename,
-			(unsigned long long)bs->size);
+		ut_log(LOG_NOTICE, "%s: created %s (%llu bytes, sparse)", bs->name, bs->filename,
+		       (unsigned long long)bs->size);
 		return fd;
 	}
 	if (S_ISDIR(st.st_mode)) {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 static void quiet(struct diag *d, bool error, int line, const char *msg)
 {

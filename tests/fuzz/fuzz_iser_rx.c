@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 #include "tests/unit/iser_fake.h"
 
 extern const struct tgt_transport iscsi_transport;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 #define CAP_MAX 64
 

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 #include "transports/iscsi/iscsi_digest.h"
 #include "transports/iscsi/iscsi_int.h"
 #include "transports/iscsi/iscsi_pdu.h"

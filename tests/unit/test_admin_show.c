@@ -65,15 +65,15 @@ static struct tgt_run *running(const struct tgt_driver *const *drv, unsigned n)
 static struct tgt_jv *answer(const struct admin_info *ai, enum admin_cmd cmd)
 {
 	struct admin_req req = {.cmd = cmd};
-	struct tgt_json j;
+	struct ut_json j;
 	size_t off = 0;
 
-	tgt_json_init(&j);
+	ut_json_init(&j);
 	admin_answer(ai, &req, &j);
 	cr_assert_not(j.oom);
 	struct tgt_jv *v = tgt_jread(j.buf, &off);
 	cr_assert_not_null(v, "not JSON at %zu: %s", off, j.buf);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 	cr_assert(tgt_jv_bool(v, "ok", false));
 	return v;
 }
@@ -152,13 +152,13 @@ Test(admin_show, devices_with_counters_and_totals)
 /* A transport that lists two nexuses. */
 static struct scsi_nexus fake_nx[2];
 
-static void fake_show(const struct tgt_driver *drv, struct tgt_json *j, struct scsi_io_stats *total)
+static void fake_show(const struct tgt_driver *drv, struct ut_json *j, struct scsi_io_stats *total)
 {
 	for (int i = 0; i < 2; i++) {
-		tgt_json_obj(j, NULL);
-		tgt_json_str(j, "driver", drv->name);
-		admin_json_nexus(j, &fake_nx[i], total);
-		tgt_json_end_obj(j);
+		ut_json_obj(j, NULL);
+		ut_json_str(j, "driver", drv->name);
+		scsi_nexus_json(j, &fake_nx[i], total);
+		ut_json_end_obj(j);
 	}
 }
 
@@ -208,7 +208,7 @@ Test(admin_show, version_and_errors)
 {
 	struct admin_info ai = {.run = running(NULL, 0), .version = "9.9", .started = time(NULL) - 5};
 	struct tgt_jv *v = answer(&ai, ADMIN_VERSION);
-	struct tgt_json j;
+	struct ut_json j;
 
 	cr_assert_str_eq(tgt_jv_str(v, "version", ""), "9.9");
 	cr_assert_eq(tgt_jv_u64(v, "pid", 0), (uint64_t)getpid());
@@ -216,8 +216,8 @@ Test(admin_show, version_and_errors)
 	cr_assert_str_eq(tgt_jv_str(v, "config", ""), "/etc/utgt/scst.conf");
 	cr_assert_eq(tgt_jv_u64(v, "changes", 9), 0);
 	tgt_jv_free(v);
-	tgt_json_init(&j);
+	ut_json_init(&j);
 	admin_error(&j, "bad \"thing\"");
 	cr_assert_str_eq(j.buf, "{\"ok\":false,\"error\":\"bad \\\"thing\\\"\"}");
-	tgt_json_free(&j);
+	ut_json_free(&j);
 }

@@ -77,17 +77,17 @@ TestSuite(admin_verbs, .init = setup, .fini = teardown);
 static struct tgt_jv *ask(const char *line)
 {
 	static struct admin_req req;
-	struct tgt_json j;
+	struct ut_json j;
 	struct tgt_jv *v;
 	char err[256];
 
 	cr_assert_eq(admin_req_parse(line, &req, err, sizeof(err)), 0, "%s: %s", line, err);
-	tgt_json_init(&j);
+	ut_json_init(&j);
 	admin_answer(&ai, &req, &j);
 	cr_assert_not(j.oom);
 	v = tgt_jread(j.buf, NULL);
 	cr_assert_not_null(v, "%s", j.buf);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 	return v;
 }
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "target/conf_scst_attrs.h"
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 static const char *const fake_drv[] = {"listen", NULL};
 static const char *const fake_tgt[] = {"IncomingUser", "allowed_portal", NULL};

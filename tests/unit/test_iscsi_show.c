@@ -8,16 +8,16 @@
 static struct tgt_jv *list(const struct ih_target *t, struct scsi_io_stats *total)
 {
 	const struct tgt_driver *drv = tgt_config_driver(t->cfg, "iscsi");
-	struct tgt_json j;
+	struct ut_json j;
 
 	cr_assert_not_null(iscsi_transport.show_sessions);
-	tgt_json_init(&j);
-	tgt_json_arr(&j, NULL);
+	ut_json_init(&j);
+	ut_json_arr(&j, NULL);
 	iscsi_transport.show_sessions(drv, &j, total);
-	tgt_json_end_arr(&j);
+	ut_json_end_arr(&j);
 	struct tgt_jv *v = tgt_jread(j.buf, NULL);
 	cr_assert_not_null(v, "not JSON: %s", j.buf);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 	return v;
 }
 
@@ -114,22 +114,22 @@ Test(iscsi_show, another_driver_lists_nothing)
 	struct ih_target t;
 	struct ih_conn a;
 	struct tgt_driver other = {.name = "iscsi"};
-	struct tgt_json j;
+	struct ut_json j;
 
 	ih_start(&t, NULL, NULL);
 	cr_assert_eq(ih_login_normal(&a, t.port), 0);
-	tgt_json_init(&j);
-	tgt_json_arr(&j, NULL);
+	ut_json_init(&j);
+	ut_json_arr(&j, NULL);
 	iscsi_transport.show_sessions(&other, &j, NULL);
-	tgt_json_end_arr(&j);
+	ut_json_end_arr(&j);
 	cr_assert_str_eq(j.buf, "[]", "only the driver the transport was started for");
-	tgt_json_free(&j);
+	ut_json_free(&j);
 	ih_close(&a);
 	ih_stop(&t);
-	tgt_json_init(&j);
-	tgt_json_arr(&j, NULL);
+	ut_json_init(&j);
+	ut_json_arr(&j, NULL);
 	iscsi_transport.show_sessions(&other, &j, NULL); /* stopped: nothing, no crash */
-	tgt_json_end_arr(&j);
+	ut_json_end_arr(&j);
 	cr_assert_str_eq(j.buf, "[]");
-	tgt_json_free(&j);
+	ut_json_free(&j);
 }

@@ -520,16 +520,16 @@ Test(iser_iscsi, the_admin_listing_shows_the_iser_session, .fini = stop)
 	const struct tgt_driver *drv;
 	const struct tgt_jv *conn, *x;
 	struct tgt_jv *v;
-	struct tgt_json j;
+	struct ut_json j;
 
 	start(NULL);
 	iser_connect();
 	login();
 	drv = tgt_config_driver(T.cfg, "iscsi");
-	tgt_json_init(&j);
-	tgt_json_arr(&j, NULL);
+	ut_json_init(&j);
+	ut_json_arr(&j, NULL);
 	iscsi_transport.show_sessions(drv, &j, NULL);
-	tgt_json_end_arr(&j);
+	ut_json_end_arr(&j);
 	v = tgt_jread(j.buf, NULL);
 	cr_assert_not_null(v, "not JSON: %s", j.buf);
 	cr_assert_eq(v->n, 1, "%s", j.buf);
@@ -541,5 +541,5 @@ Test(iser_iscsi, the_admin_listing_shows_the_iser_session, .fini = stop)
 	cr_assert_eq(tgt_jv_u64(x, "InitiatorRecvDataSegmentLength", 0), 8192);
 	cr_assert(tgt_jv_bool(x, "RDMAExtensions", false));
 	tgt_jv_free(v);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 }

@@ -52,15 +52,15 @@ TestSuite(srp_admin, .init = setup, .fini = teardown);
 
 static struct tgt_jv *list(const struct tgt_driver *drv, struct scsi_io_stats *total)
 {
-	struct tgt_json j;
+	struct ut_json j;
 
-	tgt_json_init(&j);
-	tgt_json_arr(&j, NULL);
+	ut_json_init(&j);
+	ut_json_arr(&j, NULL);
 	srpt_show_sessions(drv, &j, total);
-	tgt_json_end_arr(&j);
+	ut_json_end_arr(&j);
 	struct tgt_jv *v = tgt_jread(j.buf, NULL);
 	cr_assert_not_null(v, "not JSON: %s", j.buf);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 	return v;
 }
 

@@ -5,7 +5,9 @@
 
 #include "tests/unit/conf_test_util.h"
 
-int srpt_show_login(const struct tgt_config *cfg, FILE *out);
+int srpt_show_login(const struct tgt_config *cfg, FILE *out, char *err, size_t errlen);
+
+static char err[256];
 
 static char *show(const char *conf, int *rc)
 {
@@ -18,7 +20,8 @@ static char *show(const char *conf, int *rc)
 
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
 	f = open_memstream(&buf, &len);
-	*rc = srpt_show_login(cfg, f);
+	err[0] = 0;
+	*rc = srpt_show_login(cfg, f, err, sizeof(err));
 	fclose(f);
 	tgt_config_free(cfg);
 	return buf;
@@ -35,6 +38,7 @@ Test(srp_show, specific_and_wildcard_listen)
 			 &rc);
 
 	cr_assert_eq(rc, 0);
+	cr_assert_str_eq(err, "");
 	cr_assert(strstr(out, "\nid_ext=0002c903000f41a7,ioc_guid=0002c903000f41a7,"
 			      "dest=10.1.2.3:7000\n"),
 		  "%s", out);
@@ -55,5 +59,6 @@ Test(srp_show, no_ib_srpt_driver)
 
 	cr_assert_eq(rc, 1);
 	cr_assert_str_eq(out, "");
+	cr_assert(strstr(err, "has no TARGET_DRIVER ib_srpt"), "err: %s", err);
 	free(out);
 }

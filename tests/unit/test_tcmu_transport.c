@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "scsi/scsi_task.h"
-#include "target/tgt_json.h"
+#include "common/ut_json.h"
 #include "tests/unit/conf_test_util.h"
 #include "tests/unit/test_tcmu_fake.h"
 
@@ -166,7 +166,7 @@ Test(tcmu_transport, refused_device_served_after_a_live_change)
 	char err[256] = "";
 	struct captured c;
 	struct diag d;
-	struct tgt_json j;
+	struct ut_json j;
 	struct fk k;
 	struct tgt_config *cfg = setup(&k, sys, dev, &c, &d), *cfg2;
 
@@ -190,14 +190,14 @@ Test(tcmu_transport, refused_device_served_after_a_live_change)
 	cr_assert(tcmu_transport.uses_device("late"));
 	cr_assert_not(tcmu_transport.uses_device("d0"), "still refused: the option is bad");
 
-	tgt_json_init(&j);
-	tgt_json_obj(&j, NULL);
+	ut_json_init(&j);
+	ut_json_obj(&j, NULL);
 	tcmu_transport.show_device("late", &j);
-	tgt_json_end_obj(&j);
+	ut_json_end_obj(&j);
 	cr_assert(strstr(j.buf, "\"lio_device\":\"lioL\""), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"commands\":1,\"completions\":1"), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"refused_completions\":0"), "%s", j.buf);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 
 	tcmu_transport.stop();
 	fk_fini(&k);

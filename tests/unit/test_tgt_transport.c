@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "target/tgt_model.h"
+#include "target/tgt_config.h"
 
 Test(tgt_transport, served_driver_names)
 {

@@ -18,7 +18,7 @@
 
 #include "common/ut_thread.h"
 #include "scsi/scsi_task.h"
-#include "target/tgt_model.h"
+#include "transports/model/tgt_model.h"
 #include "transports/iscsi/iscsi_params.h"
 #include "transports/iscsi/iscsi_pdu.h"
 #include "transports/iscsi/iscsi_rx.h"
@@ -286,7 +286,7 @@ enum iscsit_conn_state {
 };
 
 struct iscsit_login;
-struct tgt_json;
+struct ut_json;
 
 /* ---------------------------------------------------------------- connection transports */
 /* How a connection moves PDUs and data.  TCP (iscsi_tcp.c) and iSER (transports/iser/) are
@@ -349,7 +349,7 @@ struct iscsit_xport {
 	/* c is freed: release the transport's state. */
 	void (*release)(struct iscsit_conn *c);
 	/* The admin listing: the transport's own fields of c (may be NULL). */
-	void (*show)(const struct iscsit_conn *c, struct tgt_json *j);
+	void (*show)(const struct iscsit_conn *c, struct ut_json *j);
 };
 
 #define ISCSIT_ITT_BUCKETS 256
@@ -654,8 +654,8 @@ int iscsit_auth_parse(struct iscsit_auth *a, const struct tgt_attrs *as, struct 
 void iscsit_auth_free(struct iscsit_auth *a);
 extern struct iscsit_ctx *iscsit_global;
 /* iscsi_show.c: the admin socket's session listing (struct tgt_transport show_sessions). */
-struct tgt_json;
-void iscsit_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
+struct ut_json;
+void iscsit_show_sessions(const struct tgt_driver *drv, struct ut_json *j,
 			  struct scsi_io_stats *total);
 
 #endif

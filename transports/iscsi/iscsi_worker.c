@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/iscsi/iscsi_int.h"
 
 int iscsit_debug;
@@ -28,7 +28,7 @@ void iscsit_log(const char *fmt, ...)
 	/* Millisecond stamps help line up a conformance run with the target's log. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
-	tgt_log(LOG_INFO, "%02d:%02d:%02d.%03ld iscsi: %s", tm.tm_hour, tm.tm_min, tm.tm_sec,
+	ut_log(LOG_INFO, "%02d:%02d:%02d.%03ld iscsi: %s", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		ts.tv_nsec / 1000000, buf);
 }
 

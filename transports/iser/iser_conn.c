@@ -9,7 +9,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/iscsi/iscsi_pdu.h"
 #include "transports/iser/iser_int.h"
 
@@ -56,7 +56,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	}
 	rc = iser_cm_req_parse(req->priv, req->priv_len, &ic->cm);
 	if (rc) {
-		tgt_log(LOG_WARNING, "iser: %s: connect request refused: %s (%u bytes)",
+		ut_log(LOG_WARNING, "iser: %s: connect request refused: %s (%u bytes)",
 			iser_io->name(c), iser_strerror(rc), req->priv_len);
 		free(ic);
 		iser_io->reject(c, NULL, 0);
@@ -71,7 +71,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	iser_io->set_priv(c, ic);
 	rc = iser_io->accept(c, &p);
 	if (rc) {
-		tgt_log(LOG_WARNING, "iser: %s: accept failed: %s", iser_io->name(c),
+		ut_log(LOG_WARNING, "iser: %s: accept failed: %s", iser_io->name(c),
 			strerror(-rc));
 		iser_io->set_priv(c, NULL);
 		free(ic);
@@ -79,7 +79,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 		iser_io->reject(c, NULL, 0);
 		return;
 	}
-	tgt_log(LOG_INFO, "iser: %s: connection accepted (zbva %s, send with invalidate %s)",
+	ut_log(LOG_INFO, "iser: %s: connection accepted (zbva %s, send with invalidate %s)",
 		iser_io->name(c), ic->cm.zbva_not_sup ? "no" : "yes",
 		ic->cm.send_w_inv_not_sup ? "no" : "yes");
 	/* the upper layer last: a failure there takes the accepted connection down the usual
@@ -100,7 +100,7 @@ void iser_conn_drop(struct iser_conn *ic, const char *why)
 	ic->state = ISER_CONN_CLOSING;
 	snprintf(ic->why_buf, sizeof(ic->why_buf), "%s", why);
 	ic->why = ic->why_buf;
-	tgt_log(LOG_WARNING, "iser: %s: dropping the connection: %s", iser_io->name(ic->c), why);
+	ut_log(LOG_WARNING, "iser: %s: dropping the connection: %s", iser_io->name(ic->c), why);
 	iser_io->disconnect(ic->c);
 }
 
@@ -255,7 +255,7 @@ static void on_down(struct rdma_conn *c)
 		return;
 	}
 	ic->state = ISER_CONN_CLOSING;
-	tgt_log(LOG_INFO, "iser: %s: connection down (%llu PDUs in, %llu out)%s%s",
+	ut_log(LOG_INFO, "iser: %s: connection down (%llu PDUs in, %llu out)%s%s",
 		iser_io->name(c), (unsigned long long)ic->rx_pdus, (unsigned long long)ic->tx_pdus,
 		ic->why ? ": " : "", ic->why ? ic->why : "");
 	if (ic->ctx->up->down)

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "target/tgt_json.h"
+#include "common/ut_json.h"
 #include "transports/iser/iser_iscsi.h"
 #include "transports/iser/iser_login.h"
 #include "transports/rdma/rdma_pool.h"
@@ -492,17 +492,17 @@ static bool x_target_allowed(const struct iscsit_tgt *t)
 	return t->params.rdma_extensions;
 }
 
-static void x_show(const struct iscsit_conn *c, struct tgt_json *j)
+static void x_show(const struct iscsit_conn *c, struct ut_json *j)
 {
 	const struct iser_conn *ic = ic_of(c);
 
-	tgt_json_obj(j, "iser");
-	tgt_json_bool(j, "RDMAExtensions", ic->keys.ext == ISER_EXT_YES);
-	tgt_json_u64(j, "InitiatorRecvDataSegmentLength", ic->keys.irdsl);
-	tgt_json_u64(j, "TargetRecvDataSegmentLength", ic->keys.trdsl);
-	tgt_json_u64(j, "MaxOutstandingUnexpectedPDUs", ic->keys.mou);
-	tgt_json_bool(j, "zbva", !ic->cm.zbva_not_sup);
-	tgt_json_end_obj(j);
+	ut_json_obj(j, "iser");
+	ut_json_bool(j, "RDMAExtensions", ic->keys.ext == ISER_EXT_YES);
+	ut_json_u64(j, "InitiatorRecvDataSegmentLength", ic->keys.irdsl);
+	ut_json_u64(j, "TargetRecvDataSegmentLength", ic->keys.trdsl);
+	ut_json_u64(j, "MaxOutstandingUnexpectedPDUs", ic->keys.mou);
+	ut_json_bool(j, "zbva", !ic->cm.zbva_not_sup);
+	ut_json_end_obj(j);
 }
 
 const struct iscsit_xport iser_xport = {

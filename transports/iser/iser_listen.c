@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/iser/iser_iscsi.h"
 
 #define DEFAULT_PORTAL "0.0.0.0:3260"
@@ -139,7 +139,7 @@ int iser_listen_start(struct iscsit_ctx *ctx, char *err, size_t errlen)
 		return -1;
 	}
 	L = l;
-	tgt_log(LOG_INFO,
+	ut_log(LOG_INFO,
 		"iser: %u portal(s) on RDMA/CM, %u worker(s); per connection: %u commands, "
 		"TargetRecvDataSegmentLength %u, InitiatorRecvDataSegmentLength %u",
 		n, ctx->nworkers, l->sctx.cfg.queue_depth, l->sctx.cfg.keys.trdsl,

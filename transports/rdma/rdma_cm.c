@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/rdma/rdma_int.h"
 
 static void cm_ready(struct ut_watch *w, uint32_t events)

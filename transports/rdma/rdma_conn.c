@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/rdma/rdma_int.h"
 #include "transports/rdma/rdma_rw.h"
 

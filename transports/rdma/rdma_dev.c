@@ -10,7 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/rdma/rdma_int.h"
 
 #define POOL_SLAB (8u << 20)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/rdma/rdma_int.h"
 
 void *rdma_srv_ctx(const struct rdma_srv *s)

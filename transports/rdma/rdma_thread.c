@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/rdma/rdma_int.h"
 
 void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
@@ -20,7 +20,7 @@ void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	tgt_log(prio, "%s: %s", s && s->cfg.name ? s->cfg.name : "rdma", buf);
+	ut_log(prio, "%s: %s", s && s->cfg.name ? s->cfg.name : "rdma", buf);
 }
 
 static uint64_t now_us(void)

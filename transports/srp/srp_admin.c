@@ -6,10 +6,10 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "target/admin.h"
+#include "scsi/scsi_stats_json.h"
 #include "transports/srp/srp_int.h"
 
-void srpt_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
+void srpt_show_sessions(const struct tgt_driver *drv, struct ut_json *j,
 			struct scsi_io_stats *total)
 {
 	struct srpt_ctx *ctx = srpt_global;
@@ -18,20 +18,20 @@ void srpt_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
 		return;
 	pthread_mutex_lock(&ctx->lock);
 	for (const struct srpt_nexus *n = ctx->nexuses; n; n = n->next) {
-		tgt_json_obj(j, NULL);
-		tgt_json_str(j, "driver", drv->name);
-		admin_json_nexus(j, &n->nx, total);
-		tgt_json_bool(j, "retired", n->retired);
-		tgt_json_arr(j, "connections");
+		ut_json_obj(j, NULL);
+		ut_json_str(j, "driver", drv->name);
+		scsi_nexus_json(j, &n->nx, total);
+		ut_json_bool(j, "retired", n->retired);
+		ut_json_arr(j, "connections");
 		for (const struct srpt_ch *ch = n->chans; ch; ch = ch->nx_next) {
-			tgt_json_obj(j, NULL);
-			tgt_json_str(j, "peer", srpt_io->name(ch->conn));
-			tgt_json_u64(j, "it_iu_len", ch->it_iu_len);
-			tgt_json_u64(j, "ti_iu_len", ch->ti_iu_len);
-			tgt_json_end_obj(j);
+			ut_json_obj(j, NULL);
+			ut_json_str(j, "peer", srpt_io->name(ch->conn));
+			ut_json_u64(j, "it_iu_len", ch->it_iu_len);
+			ut_json_u64(j, "ti_iu_len", ch->ti_iu_len);
+			ut_json_end_obj(j);
 		}
-		tgt_json_end_arr(j);
-		tgt_json_end_obj(j);
+		ut_json_end_arr(j);
+		ut_json_end_obj(j);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 }

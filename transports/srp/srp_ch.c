@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 #include "transports/srp/srp_iu.h"
 
@@ -25,7 +25,7 @@ static void srpt_log_ch(const struct srpt_ch *ch, int prio, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	tgt_log(prio, "ib_srpt: %s (%s): %s", ch->iname, srpt_io->name(ch->conn), buf);
+	ut_log(prio, "ib_srpt: %s (%s): %s", ch->iname, srpt_io->name(ch->conn), buf);
 }
 
 static uint64_t now_s(void)
@@ -249,7 +249,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	int rc;
 
 	if (srp_parse_login_rdma(req->priv, req->priv_len, &lr)) {
-		tgt_log(LOG_WARNING, "ib_srpt: %s: connect request without an SRP_LOGIN_REQ",
+		ut_log(LOG_WARNING, "ib_srpt: %s: connect request without an SRP_LOGIN_REQ",
 			srpt_io->name(c));
 		reject(c, NULL, SRP_REJ_UNABLE_ESTABLISH_CHANNEL, ctx->o.lim.buf_fmt);
 		return;
@@ -268,7 +268,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 		char tp[35];
 
 		srp_port_id_hex(lr.target_port_id, tp);
-		tgt_log(LOG_WARNING,
+		ut_log(LOG_WARNING,
 			"ib_srpt: login from %s (%s) to %s rejected: reason 0x%08x (it_iu_len %u, "
 			"flags 0x%02x)",
 			iname, srpt_io->name(c), tp, dec.rej_reason, lr.req_it_iu_len,
@@ -302,7 +302,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	srpt_io->set_priv(c, ch);
 	rc = srpt_io->accept(c, &p);
 	if (rc) {
-		tgt_log(LOG_ERR, "ib_srpt: login from %s (%s): cannot set up the channel: %s",
+		ut_log(LOG_ERR, "ib_srpt: login from %s (%s): cannot set up the channel: %s",
 			iname, srpt_io->name(c), strerror(-rc));
 		srpt_io->set_priv(c, NULL);
 		goto fail;

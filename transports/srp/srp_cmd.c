@@ -8,7 +8,7 @@
 
 #include "scsi/scsi_lun.h"
 #include "scsi/scsi_sense.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 #include "transports/srp/srp_iu.h"
 
@@ -148,7 +148,7 @@ void srpt_req_respond(struct srpt_req *r)
 	}
 	if (rc == -EINVAL && bytes) {
 		/* the data cannot be described to the device (too many pieces): fail it */
-		tgt_log(LOG_WARNING,
+		ut_log(LOG_WARNING,
 			"ib_srpt: %s: data-in of %llu bytes in %u descriptors cannot "
 			"be posted",
 			ch->iname, (unsigned long long)bytes, nrem);
@@ -301,13 +301,13 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	e = srp_parse_cmd(r->iu->data, r->iu_len, &ch->lim, &r->cmd, &bad);
 	if (e) {
 		if (srp_iu_err_action(e, bad, &reason)) {
-			tgt_log(LOG_WARNING, "ib_srpt: %s: SRP_CMD refused: %s", ch->iname,
+			ut_log(LOG_WARNING, "ib_srpt: %s: SRP_CMD refused: %s", ch->iname,
 				srp_iu_err_str(e));
 			srpt_ch_req_free(ch, r);
 			srpt_ch_logout(ch, reason);
 			return;
 		}
-		tgt_log(LOG_WARNING, "ib_srpt: %s: SRP_CMD failed: %s", ch->iname,
+		ut_log(LOG_WARNING, "ib_srpt: %s: SRP_CMD failed: %s", ch->iname,
 			srp_iu_err_str(e));
 		r->cmd.xfer_len = 0;
 		srpt_cmd_fail(ch, r, SR_INVALID_FIELD_IN_IU);

@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 
 #include "scsi/scsi_task.h"
-#include "target/tgt_model.h"
+#include "transports/model/tgt_model.h"
 #include "transports/rdma/rdma.h"
 #include "transports/rdma/rdma_pool.h"
 #include "transports/srp/srp_credit.h"
@@ -141,8 +141,8 @@ struct srpt_ch {
 
 extern struct srpt_ctx *srpt_global;
 /* srp_admin.c: the admin socket's session listing (struct tgt_transport show_sessions). */
-struct tgt_json;
-void srpt_show_sessions(const struct tgt_driver *drv, struct tgt_json *j,
+struct ut_json;
+void srpt_show_sessions(const struct tgt_driver *drv, struct ut_json *j,
 			struct scsi_io_stats *total);
 
 /* The verbs layer's connection calls, as the SRP code makes them (srp_io.c): the real ones, or

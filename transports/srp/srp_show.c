@@ -4,7 +4,8 @@
  * utgtd serves SRP through RDMA/CM, so the line is the RDMA/CM form: id_ext and ioc_guid from
  * the port GID, dest = the address and port the target listens on.  With a wildcard listen
  * address the IPv4 addresses come from the GID table of the local port that has the TARGET's
- * GID (RoCE ports list one IPv4-mapped GID per address of their netdev). */
+ * GID (RoCE ports list one IPv4-mapped GID per address of their netdev).  The lines go to the
+ * caller's stream; a reason for printing none goes to err (utgtd prints it). */
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
@@ -90,7 +91,7 @@ static bool wildcard(const struct sockaddr_storage *ss, uint16_t *port)
 	return a->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
-int srpt_show_login(const struct tgt_config *cfg, FILE *out)
+int srpt_show_login(const struct tgt_config *cfg, FILE *out, char *err, size_t errlen)
 {
 	const struct tgt_driver *drv = tgt_config_driver(cfg, "ib_srpt");
 	struct srpt_ctx ctx = {0};
@@ -98,13 +99,13 @@ int srpt_show_login(const struct tgt_config *cfg, FILE *out)
 	char line[256];
 
 	if (!drv) {
-		fprintf(stderr, "utgtd: %s has no TARGET_DRIVER ib_srpt\n", cfg->path);
+		snprintf(err, errlen, "%s has no TARGET_DRIVER ib_srpt", cfg->path);
 		return 1;
 	}
 	ctx.drv = drv;
 	if (srpt_opts_parse(drv, &ctx.o, NULL) || srpt_targets_setup(&ctx, NULL)) {
-		fprintf(stderr, "utgtd: the ib_srpt block has errors (utgtd --check -c %s)\n",
-			cfg->path);
+		snprintf(err, errlen, "the ib_srpt block has errors (utgtd --check -c %s)",
+			 cfg->path);
 		free(ctx.tgts);
 		return 1;
 	}

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 
 int srpt_targets_setup(struct srpt_ctx *ctx, struct diag *d)

@@ -3,7 +3,7 @@
  * four bytes, the code in the last).  Commands a TMF aborts get no SRP_RSP of their own (SAM);
  * their credits come back with this response or an SRP_CRED_REQ. */
 #include "scsi/scsi_lun.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 #include "transports/srp/srp_iu.h"
 
@@ -30,7 +30,7 @@ static void tmf_done_fn(struct ut_msg *m)
 	struct srpt_req *r = (struct srpt_req *)((char *)m - offsetof(struct srpt_req, msg));
 
 	r->tmf_code = srp_code(r->tmf.resp);
-	tgt_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x done: code %u",
+	ut_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x done: code %u",
 		r->ch->iname, r->cmd.task_attr, r->tmf_code);
 	srpt_req_respond(r);
 }
@@ -117,13 +117,13 @@ void srpt_tmf_start(struct srpt_ch *ch, struct srpt_req *r)
 	r->cmd.sol_not = tm.sol_not;
 	r->cmd.task_attr = tm.func; /* kept for the log */
 	if (!map_fn(tm.func, &fn)) {
-		tgt_log(LOG_NOTICE, "ib_srpt: %s: task management function 0x%02x not supported",
+		ut_log(LOG_NOTICE, "ib_srpt: %s: task management function 0x%02x not supported",
 			ch->iname, tm.func);
 		r->tmf_code = SRP_RSP_CODE_NOT_SUPPORTED;
 		srpt_req_respond(r);
 		return;
 	}
-	tgt_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x, LUN %llu%s", ch->iname,
+	ut_log(LOG_INFO, "ib_srpt: %s: task management function 0x%02x, LUN %llu%s", ch->iname,
 		tm.func, (unsigned long long)scsi_lun_decode(tm.lun),
 		abort_local(ch, fn, scsi_lun_decode(tm.lun), srp_tag_u64(tm.task_tag))
 		    ? " (commands not yet in the core dropped)"

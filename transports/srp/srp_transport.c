@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 
 struct srpt_ctx *srpt_global;
@@ -231,7 +231,7 @@ static int srpt_start(const struct tgt_config *cfg, const struct tgt_driver *drv
 	srpt_global = ctx;
 	for (unsigned i = 0; i < ctx->ntgts; i++) {
 		const struct srpt_tgt *t = &ctx->tgts[i];
-		tgt_log(LOG_INFO,
+		ut_log(LOG_INFO,
 			"ib_srpt: target %s (rel_tgt_id %u): id_ext %016llx ioc_guid %016llx",
 			t->t->name, t->rel_tgt_id, (unsigned long long)t->id.id_ext,
 			(unsigned long long)t->id.ioc_guid);
@@ -262,7 +262,7 @@ static void srpt_stop(void)
 	if (!rdma_srv_wait_idle(ctx->srv, (ctx->o.logout_wait + 60) * 1000)) {
 		/* A command the core never finished: its completion would find freed memory, so
 		 * the channels (and the service threads) are left as they are. */
-		tgt_log(LOG_ERR, "ib_srpt: stop: %u channel(s) still waiting for I/O; left running",
+		ut_log(LOG_ERR, "ib_srpt: stop: %u channel(s) still waiting for I/O; left running",
 			rdma_srv_nconns(ctx->srv));
 		srpt_global = NULL;
 		return;
@@ -270,7 +270,7 @@ static void srpt_stop(void)
 	rdma_srv_stop(ctx->srv);
 	srpt_global = NULL;
 	ctx_free(ctx);
-	tgt_log(LOG_INFO, "ib_srpt: stopped");
+	ut_log(LOG_INFO, "ib_srpt: stopped");
 }
 
 const struct tgt_transport srpt_transport = {

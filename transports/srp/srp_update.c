@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
 
 static const struct scsi_lun_table no_luns;
@@ -21,7 +21,7 @@ static void retire(struct srpt_nexus *n, const char *why)
 	if (n->retired)
 		return;
 	n->retired = true;
-	tgt_log(LOG_NOTICE, "ib_srpt: nexus %s -> %s: %s; logging its channels out",
+	ut_log(LOG_NOTICE, "ib_srpt: nexus %s -> %s: %s; logging its channels out",
 		n->nx.initiator_name, n->nx.target_name, why);
 	for (struct srpt_ch *ch = n->chans; ch; ch = ch->nx_next)
 		srpt_ch_kill(ch, SRP_TLO_NO_REASON);
@@ -86,7 +86,7 @@ int srpt_ctx_close_session(struct srpt_ctx *ctx, uint64_t nexus_id, char *err, s
 		if (n->nx.id == nexus_id)
 			break;
 	if (n) {
-		tgt_log(LOG_NOTICE, "ib_srpt: nexus %s -> %s: closed by the administrator",
+		ut_log(LOG_NOTICE, "ib_srpt: nexus %s -> %s: closed by the administrator",
 			n->nx.initiator_name, n->nx.target_name);
 		for (struct srpt_ch *ch = n->chans; ch; ch = ch->nx_next)
 			srpt_ch_kill(ch, SRP_TLO_NO_REASON);

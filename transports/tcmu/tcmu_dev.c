@@ -26,7 +26,7 @@
 
 #include "scsi/scsi_lun.h"
 #include "scsi/scsi_task.h"
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/tcmu/tcmu_cdb.h"
 #include "transports/tcmu/tcmu_dev.h"
 #include "transports/tcmu/tcmu_ring.h"
@@ -116,7 +116,7 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	d->nx.max_xfer_bytes = max_xfer; /* VPD B0 must not promise more than LIO takes */
 	d->nx.transport_priv = d;
 	scsi_nexus_register(&d->nx);
-	tgt_log(LOG_INFO,
+	ut_log(LOG_INFO,
 		"tcmu %s: ring of %u bytes at %u, data area %zu bytes, mailbox flags 0x%x: %s "
 		"completion%s; commands up to %u bytes (0: no limit)",
 		name, d->ring.cmdr_size, d->ring.cmdr_off, size - (size_t)d->ring.data_off,
@@ -166,7 +166,7 @@ static void cmd_done(struct scsi_task *t)
 	pthread_mutex_lock(&d->mu);
 	rc = tcmu_ring_complete(&d->ring, &c->req, &rsp);
 	if (rc < 0)
-		tgt_log(LOG_ERR,
+		ut_log(LOG_ERR,
 			"tcmu %s: completion of cmd_id %u refused: not in flight (a second "
 			"completion)",
 			d->name, c->req.cmd_id);
@@ -242,7 +242,7 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 	if (hang(d, c)) {
 		c->held = true;
 		CNT_ADD(d->st.held, 1);
-		tgt_log(LOG_WARNING,
+		ut_log(LOG_WARNING,
 			"tcmu %s: cmd_id %u (LBA %llu) held by fault injection hang_lba until a "
 			"task management function aborts it",
 			d->name, c->req.cmd_id, (unsigned long long)d->hang_lba);
@@ -276,7 +276,7 @@ static void abort_held(struct tcmu_dev *d, struct tcmu_cmd *c)
 {
 	c->task.aborted = true;
 	c->task.status = SAM_STAT_TASK_ABORTED;
-	tgt_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
+	ut_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
 	cmd_done(&c->task);
 }
 
@@ -287,7 +287,7 @@ static void abort_in_core(struct tcmu_dev *d, uint16_t cmd_id)
 
 	if (!tmf) {
 		/* it still completes, on its own; LIO waits for it (or times it out) */
-		tgt_log(LOG_ERR, "tcmu %s: out of memory aborting cmd_id %u", d->name, cmd_id);
+		ut_log(LOG_ERR, "tcmu %s: out of memory aborting cmd_id %u", d->name, cmd_id);
 		return;
 	}
 	tmf->fn = SCSI_TMF_ABORT_TASK;
@@ -327,7 +327,7 @@ static void handle_tmr(struct tcmu_dev *d, const struct tcmu_tmr *m)
 			abort_in_core(d, m->ids[i]);
 	}
 	CNT_ADD(d->st.tmr_cmds, ours);
-	tgt_log(LOG_NOTICE,
+	ut_log(LOG_NOTICE,
 		"tcmu %s: task management notification: %s, %u command(s) aborted by LIO, %u of "
 		"them still ours",
 		d->name, tcmu_tmr_name(m->type), m->n, ours);

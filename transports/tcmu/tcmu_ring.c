@@ -15,7 +15,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "target/tgt_log.h"
+#include "common/ut_log.h"
 #include "transports/tcmu/tcmu_cdb.h"
 #include "transports/tcmu/tcmu_ring.h"
 
@@ -234,7 +234,7 @@ static int parse_tmr(struct tcmu_ring *r, const uint8_t *e, uint32_t len)
 	r->tmr.type = TCMU_TMR_UNKNOWN;
 	r->tmr.n = 0;
 	if (len < sizeof(t)) {
-		tgt_log(LOG_WARNING, "tcmu %s: TMR entry of %u bytes (too short); skipped", r->name,
+		ut_log(LOG_WARNING, "tcmu %s: TMR entry of %u bytes (too short); skipped", r->name,
 			len);
 		return 0;
 	}
@@ -242,7 +242,7 @@ static int parse_tmr(struct tcmu_ring *r, const uint8_t *e, uint32_t len)
 	room = (len - (uint32_t)sizeof(t)) / sizeof(uint16_t);
 	n = t.cmd_cnt;
 	if (n > room) {
-		tgt_log(LOG_WARNING,
+		ut_log(LOG_WARNING,
 			"tcmu %s: TMR entry names %u command(s) but holds %u; taking those", r->name,
 			n, room);
 		n = room;
@@ -288,7 +288,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 	/* the CDB lives inside the entry, after the iovecs */
 	cdb_rel = ent.req.cdb_off - (uint64_t)r->cmdr_off - r->fetch;
 	if (ent.req.cdb_off < (uint64_t)r->cmdr_off + r->fetch || cdb_rel >= len) {
-		tgt_log(LOG_ERR,
+		ut_log(LOG_ERR,
 			"tcmu %s: cmd_id %u: cdb_off %llu outside its entry (ring offset %u, "
 			"%u bytes); CHECK CONDITION",
 			r->name, req->cmd_id, (unsigned long long)ent.req.cdb_off, r->fetch, len);
@@ -298,7 +298,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 		if (cl)
 			cl = tcmu_cdb_len(e + cdb_rel);
 		if (!cl || cl > sizeof(req->cdb) || cdb_rel + cl > len) {
-			tgt_log(LOG_ERR,
+			ut_log(LOG_ERR,
 				"tcmu %s: cmd_id %u: CDB (opcode 0x%02x) does not fit its entry or "
 				"is longer than %zu bytes; CHECK CONDITION",
 				r->name, req->cmd_id, e[cdb_rel], sizeof(req->cdb));
@@ -310,7 +310,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 	}
 
 	if (IOV_OFF + nio * sizeof(struct iovec) > len) {
-		tgt_log(LOG_ERR,
+		ut_log(LOG_ERR,
 			"tcmu %s: cmd_id %u: %llu iovecs do not fit its %u-byte entry; CHECK "
 			"CONDITION",
 			r->name, req->cmd_id, (unsigned long long)nio, len);
@@ -318,7 +318,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 			req->err = TCMU_REQ_BAD_IOV;
 		nio = 0;
 	} else if (ent.req.iov_bidi_cnt || ent.req.iov_dif_cnt) {
-		tgt_log(LOG_ERR,
+		ut_log(LOG_ERR,
 			"tcmu %s: cmd_id %u: bidirectional/DIF iovecs (%u/%u) are not served; "
 			"CHECK CONDITION",
 			r->name, req->cmd_id, ent.req.iov_bidi_cnt, ent.req.iov_dif_cnt);
@@ -333,7 +333,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 		memcpy(&v, e + IOV_OFF + i * sizeof(v), sizeof(v));
 		off = (uint64_t)(uintptr_t)v.iov_base;
 		if (off < r->data_off || off > r->size || v.iov_len > r->size - off) {
-			tgt_log(LOG_ERR,
+			ut_log(LOG_ERR,
 				"tcmu %s: cmd_id %u: iovec %u (offset %llu, %zu bytes) outside the "
 				"data area [%llu, %zu); CHECK CONDITION",
 				r->name, req->cmd_id, i, (unsigned long long)off, v.iov_len,
@@ -346,7 +346,7 @@ static enum tcmu_next parse_cmd(struct tcmu_ring *r, const uint8_t *e, uint32_t 
 		total += v.iov_len;
 	}
 	if (!req->err && total > UINT32_MAX) {
-		tgt_log(LOG_ERR, "tcmu %s: cmd_id %u: %llu data bytes; CHECK CONDITION", r->name,
+		ut_log(LOG_ERR, "tcmu %s: cmd_id %u: %llu data bytes; CHECK CONDITION", r->name,
 			req->cmd_id, (unsigned long long)total);
 		req->err = TCMU_REQ_TOO_LONG;
 	}
@@ -368,7 +368,7 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 			return TCMU_NEXT_BROKEN;
 		head = load_head(r);
 		if (head >= r->cmdr_size || head % 8) {
-			tgt_log(LOG_ERR,
+			ut_log(LOG_ERR,
 				"tcmu %s: cmd_head %u outside the %u-byte ring; device stopped",
 				r->name, head, r->cmdr_size);
 			return broken(r);
@@ -384,7 +384,7 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 		len = tcmu_hdr_get_len(h.len_op);
 		op = tcmu_hdr_get_op(h.len_op);
 		if (!len || len > avail || r->fetch + len > r->cmdr_size) {
-			tgt_log(
+			ut_log(
 			    LOG_ERR,
 			    "tcmu %s: entry at ring offset %u claims %u bytes (%u queued, ring of "
 			    "%u): cannot step over it; device stopped",
@@ -396,26 +396,26 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 			if (n != TCMU_NEXT_CMD)
 				return n;
 			if (fifo_push(r, r->fetch, len, true) < 0) {
-				tgt_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
+				ut_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
 				return broken(r);
 			}
 			r->fetch = (r->fetch + len) % r->cmdr_size;
 			r->outstanding++;
 			if (live_id(r, req->cmd_id, 1))
-				tgt_log(LOG_ERR,
+				ut_log(LOG_ERR,
 					"tcmu %s: cmd_id %u queued again while still in flight",
 					r->name, req->cmd_id);
 			return TCMU_NEXT_CMD;
 		}
 		if (op == TCMU_OP_TMR) {
 			if (parse_tmr(r, e, len) < 0 || skip(r, len) < 0) {
-				tgt_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
+				ut_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
 				return broken(r);
 			}
 			return TCMU_NEXT_TMR;
 		}
 		if (op != TCMU_OP_PAD) {
-			tgt_log(LOG_ERR,
+			ut_log(LOG_ERR,
 				"tcmu %s: entry at ring offset %u: %s (opcode %u, %u bytes); "
 				"flagged UNKNOWN_OP and skipped",
 				r->name, r->fetch,
@@ -424,7 +424,7 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 			set_uflags(r, r->fetch, TCMU_UFLAG_UNKNOWN_OP);
 		}
 		if (skip(r, len) < 0) {
-			tgt_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
+			ut_log(LOG_ERR, "tcmu %s: out of memory; device stopped", r->name);
 			return broken(r);
 		}
 	}

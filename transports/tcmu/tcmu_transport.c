@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "common/ut_thread.h"
-#include "target/tgt_log.h"
-#include "target/tgt_model.h"
-#include "target/tgt_json.h"
+#include "common/ut_log.h"
+#include "transports/model/tgt_model.h"
+#include "common/ut_json.h"
 #include "transports/tcmu/tcmu_cfg.h"
 #include "transports/tcmu/tcmu_dev.h"
 #include "transports/tcmu/tcmu_lio.h"
@@ -119,25 +119,25 @@ static void attach(const struct tcmu_uio_info *u)
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
 	pthread_mutex_unlock(&G.lock);
 	if (!ours) {
-		tgt_log(LOG_INFO, "tcmu: uio%u (%s): subtype '%s' is not ours; left alone",
+		ut_log(LOG_INFO, "tcmu: uio%u (%s): subtype '%s' is not ours; left alone",
 			u->minor, nm.dev, nm.subtype);
 		return;
 	}
 	t->refused = true; /* until served */
 	if (!opts_ok) {
-		tgt_log(LOG_ERR, "tcmu: uio%u: LIO device '%s': dev_config utgt/%s: %s; not opened",
+		ut_log(LOG_ERR, "tcmu: uio%u: LIO device '%s': dev_config utgt/%s: %s; not opened",
 			u->minor, nm.dev, nm.cfg, opt_err);
 		return;
 	}
 	if (!td || !td->dev) {
-		tgt_log(LOG_ERR,
+		ut_log(LOG_ERR,
 			"tcmu: uio%u: LIO device '%s' asks for dev_config utgt/%s, but scst.conf "
 			"has no DEVICE '%s'; not opened",
 			u->minor, nm.dev, nm.cfg, opt.device);
 		return;
 	}
 	if (u->map_size > SIZE_MAX) {
-		tgt_log(LOG_ERR, "tcmu: uio%u: map of %llu bytes; not opened", u->minor,
+		ut_log(LOG_ERR, "tcmu: uio%u: map of %llu bytes; not opened", u->minor,
 			(unsigned long long)u->map_size);
 		t->device[0] = '\0';
 		return;
@@ -145,7 +145,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->size = (size_t)u->map_size;
 	t->fd = tcmu_uio_open(G.devdir, u->minor, t->size, &t->map, err, sizeof(err));
 	if (t->fd < 0) {
-		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
+		ut_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		t->device[0] = '\0';
 		return;
 	}
@@ -154,7 +154,7 @@ static void attach(const struct tcmu_uio_info *u)
 	    &(struct tcmu_dev_hooks){.kick = kick, .wake = wake, .ctx = t}, err, sizeof(err));
 	if (dev && opt.hang_lba != UINT64_MAX) {
 		tcmu_dev_set_hang_lba(dev, opt.hang_lba);
-		tgt_log(LOG_WARNING,
+		ut_log(LOG_WARNING,
 			"tcmu: uio%u (%s): fault injection: READ/WRITE at LBA %llu hangs every "
 			"other time, until aborted",
 			u->minor, nm.dev, (unsigned long long)opt.hang_lba);
@@ -163,7 +163,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->dev = dev;
 	pthread_mutex_unlock(&G.lock);
 	if (!t->dev) {
-		tgt_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
+		ut_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		munmap(t->map, t->size);
 		close(t->fd);
 		t->fd = -1;
@@ -174,7 +174,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->watch.fn = on_uio;
 	t->watch.fd = t->fd;
 	ut_thread_watch(&G.ut, &t->watch, EPOLLIN);
-	tgt_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s", u->minor, nm.dev,
+	ut_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s", u->minor, nm.dev,
 		opt.device);
 	tcmu_dev_poll(t->dev); /* anything queued before we came */
 	tcmu_dev_reap(t->dev);
@@ -189,7 +189,7 @@ static void detach(struct tdev *t, const char *why)
 	t->gone = true;
 	pthread_mutex_unlock(&G.lock);
 	if (t->dev) {
-		tgt_log(LOG_NOTICE, "tcmu: uio%u: %s; draining %u command(s)", t->minor, why,
+		ut_log(LOG_NOTICE, "tcmu: uio%u: %s; draining %u command(s)", t->minor, why,
 			tcmu_dev_inflight(t->dev));
 		tcmu_dev_close(t->dev);
 		ut_thread_unwatch(&G.ut, &t->watch);
@@ -213,7 +213,7 @@ static void reap_gone(void)
 			tcmu_dev_free(t->dev);
 			munmap(t->map, t->size);
 			close(t->fd);
-			tgt_log(LOG_INFO, "tcmu: uio%u: closed", t->minor);
+			ut_log(LOG_INFO, "tcmu: uio%u: closed", t->minor);
 		}
 		free(t);
 	}
@@ -339,7 +339,7 @@ static void tcmu_stop(void)
 	close(G.evfd);
 	G.evfd = -1;
 	G.running = false;
-	tgt_log(LOG_INFO, "tcmu: stopped");
+	ut_log(LOG_INFO, "tcmu: stopped");
 }
 
 /* Tests point discovery elsewhere (a fake sysfs tree). */
@@ -378,7 +378,7 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 		goto fail;
 	}
 	G.running = true;
-	tgt_log(LOG_INFO, "tcmu: watching %s for LIO user backstores with dev_config %s/<DEVICE>",
+	ut_log(LOG_INFO, "tcmu: watching %s for LIO user backstores with dev_config %s/<DEVICE>",
 		sysfs, SUBTYPE);
 	return 0;
 fail:
@@ -442,9 +442,9 @@ static bool tcmu_uses_device(const char *name)
 }
 
 /* `show devices`: the LIO devices DEVICE name serves, with their rings and counters. */
-static void tcmu_show_device(const char *name, struct tgt_json *j)
+static void tcmu_show_device(const char *name, struct ut_json *j)
 {
-	tgt_json_arr(j, "tcmu");
+	ut_json_arr(j, "tcmu");
 	pthread_mutex_lock(&G.lock);
 	for (struct tdev *t = G.devs; t; t = t->next) {
 		struct tcmu_dev_stats s;
@@ -452,24 +452,24 @@ static void tcmu_show_device(const char *name, struct tgt_json *j)
 		if (t->gone || !t->dev || strcmp(t->device, name))
 			continue;
 		tcmu_dev_get_stats(t->dev, &s);
-		tgt_json_obj(j, NULL);
-		tgt_json_str(j, "lio_device", t->lio_name);
-		tgt_json_u64(j, "uio", t->minor);
-		tgt_json_u64(j, "ring_bytes", s.ring_bytes);
-		tgt_json_u64(j, "data_bytes", s.data_bytes);
-		tgt_json_u64(j, "mailbox_flags", s.flags);
-		tgt_json_u64(j, "in_flight", s.inflight);
-		tgt_json_u64(j, "commands", s.cmds);
-		tgt_json_u64(j, "completions", s.completions);
-		tgt_json_u64(j, "aborted", s.aborted);
-		tgt_json_u64(j, "tmr_entries", s.tmrs);
-		tgt_json_u64(j, "tmr_commands", s.tmr_cmds);
-		tgt_json_u64(j, "held", s.held);
-		tgt_json_u64(j, "refused_completions", s.refused);
-		tgt_json_end_obj(j);
+		ut_json_obj(j, NULL);
+		ut_json_str(j, "lio_device", t->lio_name);
+		ut_json_u64(j, "uio", t->minor);
+		ut_json_u64(j, "ring_bytes", s.ring_bytes);
+		ut_json_u64(j, "data_bytes", s.data_bytes);
+		ut_json_u64(j, "mailbox_flags", s.flags);
+		ut_json_u64(j, "in_flight", s.inflight);
+		ut_json_u64(j, "commands", s.cmds);
+		ut_json_u64(j, "completions", s.completions);
+		ut_json_u64(j, "aborted", s.aborted);
+		ut_json_u64(j, "tmr_entries", s.tmrs);
+		ut_json_u64(j, "tmr_commands", s.tmr_cmds);
+		ut_json_u64(j, "held", s.held);
+		ut_json_u64(j, "refused_completions", s.refused);
+		ut_json_end_obj(j);
 	}
 	pthread_mutex_unlock(&G.lock);
-	tgt_json_end_arr(j);
+	ut_json_end_arr(j);
 }
 
 const struct tgt_transport tcmu_transport = {

@@ -8,7 +8,7 @@
 #include <ctype.h>
 #include <stdio.h>
 
-#include "target/tgt_model.h"
+#include "transports/model/tgt_model.h"
 
 /* Iterative glob with single-star backtracking: linear in practice, never exponential. */
 static bool glob_match(const char *p, const char *s)

@@ -1,24 +1,24 @@
-/* JSON writer for the admin socket (target/tgt_json.h). */
-#include "target/tgt_json.h"
+/* JSON writer for the admin socket (common/ut_json.h). */
+#include "common/ut_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void tgt_json_init(struct tgt_json *j)
+void ut_json_init(struct ut_json *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->first[0] = true;
 }
 
-void tgt_json_free(struct tgt_json *j)
+void ut_json_free(struct ut_json *j)
 {
 	free(j->buf);
 	j->buf = NULL;
 	j->len = j->cap = 0;
 }
 
-static void put(struct tgt_json *j, const char *s, size_t n)
+static void put(struct ut_json *j, const char *s, size_t n)
 {
 	if (j->oom)
 		return;
@@ -39,12 +39,12 @@ static void put(struct tgt_json *j, const char *s, size_t n)
 	j->buf[j->len] = '\0';
 }
 
-static void puts_(struct tgt_json *j, const char *s)
+static void puts_(struct ut_json *j, const char *s)
 {
 	put(j, s, strlen(s));
 }
 
-void tgt_json_quote(struct tgt_json *j, const char *s)
+void ut_json_quote(struct ut_json *j, const char *s)
 {
 	put(j, "\"", 1);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -66,65 +66,65 @@ void tgt_json_quote(struct tgt_json *j, const char *s)
 }
 
 /* The comma before a member and its key. */
-static void member(struct tgt_json *j, const char *key)
+static void member(struct ut_json *j, const char *key)
 {
 	if (!j->first[j->depth])
 		put(j, ",", 1);
 	j->first[j->depth] = false;
 	if (key) {
-		tgt_json_quote(j, key);
+		ut_json_quote(j, key);
 		put(j, ":", 1);
 	}
 }
 
-static void open_(struct tgt_json *j, const char *key, const char *c)
+static void open_(struct ut_json *j, const char *key, const char *c)
 {
 	member(j, key);
 	puts_(j, c);
-	if (j->depth + 1 < TGT_JSON_MAXDEPTH)
+	if (j->depth + 1 < UT_JSON_MAXDEPTH)
 		j->depth++;
 	else
 		j->oom = true; /* nesting this deep is a bug of ours: fail the answer */
 	j->first[j->depth] = true;
 }
 
-static void close_(struct tgt_json *j, const char *c)
+static void close_(struct ut_json *j, const char *c)
 {
 	puts_(j, c);
 	if (j->depth > 0)
 		j->depth--;
 }
 
-void tgt_json_obj(struct tgt_json *j, const char *key)
+void ut_json_obj(struct ut_json *j, const char *key)
 {
 	open_(j, key, "{");
 }
 
-void tgt_json_end_obj(struct tgt_json *j)
+void ut_json_end_obj(struct ut_json *j)
 {
 	close_(j, "}");
 }
 
-void tgt_json_arr(struct tgt_json *j, const char *key)
+void ut_json_arr(struct ut_json *j, const char *key)
 {
 	open_(j, key, "[");
 }
 
-void tgt_json_end_arr(struct tgt_json *j)
+void ut_json_end_arr(struct ut_json *j)
 {
 	close_(j, "]");
 }
 
-void tgt_json_str(struct tgt_json *j, const char *key, const char *v)
+void ut_json_str(struct ut_json *j, const char *key, const char *v)
 {
 	member(j, key);
 	if (v)
-		tgt_json_quote(j, v);
+		ut_json_quote(j, v);
 	else
 		puts_(j, "null");
 }
 
-void tgt_json_u64(struct tgt_json *j, const char *key, uint64_t v)
+void ut_json_u64(struct ut_json *j, const char *key, uint64_t v)
 {
 	char b[24];
 
@@ -133,13 +133,13 @@ void tgt_json_u64(struct tgt_json *j, const char *key, uint64_t v)
 	puts_(j, b);
 }
 
-void tgt_json_bool(struct tgt_json *j, const char *key, bool v)
+void ut_json_bool(struct ut_json *j, const char *key, bool v)
 {
 	member(j, key);
 	puts_(j, v ? "true" : "false");
 }
 
-void tgt_json_raw(struct tgt_json *j, const char *s)
+void ut_json_raw(struct ut_json *j, const char *s)
 {
 	puts_(j, s);
 }

@@ -1,8 +1,10 @@
-/* utgtd's object model, built from scst.conf: devices, target drivers, targets, LUN maps,
- * initiator groups (ACLs), ALUA device groups.  Transports read it; the SCSI core only sees
- * the scsi_dev and scsi_lun_table pieces of it. */
-#ifndef UTGT_TGT_MODEL_H
-#define UTGT_TGT_MODEL_H
+/* utgtd's object model: devices, target drivers, targets, LUN maps, initiator groups (ACLs),
+ * ALUA device groups, and struct tgt_transport, the interface every transport implements.
+ * It lives here, below the daemon's target layer, because transports read it; that layer
+ * builds it from scst.conf and starts the transports.  The SCSI core only sees the
+ * scsi_dev and scsi_lun_table pieces of it. */
+#ifndef UTGT_TRANSPORTS_TGT_MODEL_H
+#define UTGT_TRANSPORTS_TGT_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -126,26 +128,6 @@ struct tgt_config {
 	void *arena;			/* private: every string and array above lives here */
 };
 
-/* Parse and validate; errors and warnings go to d with FILE:LINE.  NULL when d->errors. */
-struct tgt_config *tgt_config_load(const char *path, struct diag *d);
-struct tgt_config *tgt_config_parse(const char *text, size_t len, const char *name, struct diag *d);
-/* Open every device's backstore (start, or --check=full). */
-int tgt_config_open_devices(struct tgt_config *cfg, struct diag *d);
-void tgt_config_free(struct tgt_config *cfg);
-/* Print the resolved configuration (what --check shows) in scst.conf syntax: loading the
- * output gives the same model. */
-void tgt_config_print(const struct tgt_config *cfg, FILE *out);
-enum {
-	TGT_PRINT_MASK_SECRETS = 1 << 0, /* CHAP secrets (IncomingUser/OutgoingUser) as ******** */
-	TGT_PRINT_NO_HEADER = 1 << 1,	 /* no "# resolved configuration of PATH" line */
-	/* SCST's layout, as `scstadmin -write_config -nonkey` writes it (`utgtadm
-	 * write-config`): each block's attributes, then "# Non-key attributes" with the values
-	 * utgt derived (size, blocksize, identity defaults, ...); loads back as the same
-	 * running state. */
-	TGT_PRINT_SCST = 1 << 2,
-};
-void tgt_config_print_opts(const struct tgt_config *cfg, FILE *out, unsigned flags);
-
 const struct tgt_driver *tgt_config_driver(const struct tgt_config *cfg, const char *name);
 const struct tgt_target *tgt_driver_target(const struct tgt_driver *drv, const char *name);
 const struct tgt_device *tgt_config_device(const struct tgt_config *cfg, const char *name);
@@ -163,11 +145,11 @@ bool tgt_wildcard_match(const char *pattern, const char *name);
 
 /* A front end utgtd can start for a TARGET_DRIVER block.  A transport exports one of these as
  * `const struct tgt_transport <x>_transport` (iscsi_transport, srpt_transport,
- * iser_transport, tcmu_transport); target/tgt_transport.c finds it by driver name.
+ * iser_transport, tcmu_transport); the target layer finds it by driver name.
  * Attributes in neither list, nor generic (enabled, rel_tgt_id, comment), nor known to SCST's
  * kernel, are config errors; SCST-only ones are warnings.  start() is called once per enabled
  * driver with the whole config; it serves the driver's enabled targets. */
-struct tgt_json;
+struct ut_json;
 struct scsi_io_stats;
 
 struct tgt_transport {
@@ -179,14 +161,14 @@ struct tgt_transport {
 	int (*start)(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
 		     size_t errlen);
 	void (*stop)(void); /* drain in-flight I/O and close every connection */
-	/* Admin socket `show sessions` (target/admin.h): append one JSON object per live session
+	/* Admin socket `show sessions` (docs/admin.md): append one JSON object per live session
 	 * of drv to the array j is in, adding each session's counters to total.  Called on the
 	 * admin thread between start() and stop(): it may take the transport's login/logout
 	 * locks, never one of the I/O path.  NULL: this transport lists no sessions. */
-	void (*show_sessions)(const struct tgt_driver *drv, struct tgt_json *j,
+	void (*show_sessions)(const struct tgt_driver *drv, struct ut_json *j,
 			      struct scsi_io_stats *total);
 
-	/* ---- live administration (target/tgt_apply.c) ----
+	/* ---- live administration (docs/admin.md) ----
 	 * Called on the admin thread between start() and stop(), one call at a time.  NULL: the
 	 * transport takes no change while it runs (the change is refused). */
 	/* The configuration is about to become cfg, whose block for this driver is drv (its
@@ -209,10 +191,6 @@ struct tgt_transport {
 	/* Admin socket `show devices`: add to DEVICE name's object what the transport does with
 	 * it outside the LUN maps (TCMU: the LIO devices it backs, with rings and counters).
 	 * Admin thread, between start() and stop().  NULL: nothing to add. */
-	void (*show_device)(const char *name, struct tgt_json *j);
+	void (*show_device)(const char *name, struct ut_json *j);
 };
-const struct tgt_transport *tgt_transport_find(const char *driver);
-/* Whether utgt serves this TARGET_DRIVER name at all (built or not). */
-bool tgt_driver_is_known(const char *driver);
-
 #endif

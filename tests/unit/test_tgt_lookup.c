@@ -1,7 +1,7 @@
-/* Attribute lookups on the model (tgt_attr.c). */
+/* Lookups on the model (tgt_lookup.c): attributes by key, objects by name. */
 #include <criterion/criterion.h>
 
-#include "target/tgt_model.h"
+#include "transports/model/tgt_model.h"
 
 static struct utgt_attr a[] = {
     {"listen", "127.0.0.1:3260", 3},	      {"IncomingUser", "joe 12charsecret", 4},
@@ -10,20 +10,20 @@ static struct utgt_attr a[] = {
 };
 static const struct tgt_attrs as = {a, 5};
 
-Test(tgt_attr, get_returns_the_last_value)
+Test(tgt_lookup, get_returns_the_last_value)
 {
 	cr_assert_str_eq(tgt_attr_get(&as, "listen"), "127.0.0.2:3260");
 	cr_assert_str_eq(tgt_attr_get(&as, "enabled"), "1");
 	cr_assert_null(tgt_attr_get(&as, "missing"));
 }
 
-Test(tgt_attr, keys_compare_case_insensitively)
+Test(tgt_lookup, keys_compare_case_insensitively)
 {
 	cr_assert_str_eq(tgt_attr_get(&as, "LISTEN"), "127.0.0.2:3260");
 	cr_assert_str_eq(tgt_attr_get(&as, "IncomingUser"), "fred 12charsecret");
 }
 
-Test(tgt_attr, get_all_in_file_order)
+Test(tgt_lookup, get_all_in_file_order)
 {
 	const char *v[4];
 	cr_assert_eq(tgt_attr_get_all(&as, "incomingUSER", v, 4), 2);
@@ -35,18 +35,36 @@ Test(tgt_attr, get_all_in_file_order)
 	cr_assert_eq(tgt_attr_get_all(&as, "none", v, 4), 0);
 }
 
-Test(tgt_attr, find_gives_the_line)
+Test(tgt_lookup, find_gives_the_line)
 {
 	const struct utgt_attr *f = tgt_attr_find(&as, "listen");
 	cr_assert_not_null(f);
 	cr_assert_eq(f->line, 5);
 }
 
-Test(tgt_attr, null_and_empty_sets)
+Test(tgt_lookup, null_and_empty_sets)
 {
 	struct tgt_attrs empty = {0};
 	cr_assert_null(tgt_attr_get(&empty, "x"));
 	cr_assert_null(tgt_attr_get(NULL, "x"));
 	cr_assert_null(tgt_attr_find(&as, NULL));
 	cr_assert_eq(tgt_attr_get_all(NULL, "x", NULL, 0), 0);
+}
+
+Test(tgt_lookup, objects_by_exact_name)
+{
+	struct tgt_device devs[2] = {{.name = "disk0"}, {.name = "disk1"}};
+	struct tgt_target tgts[1] = {{.name = "iqn.2026-01.x:t"}};
+	struct tgt_driver drvs[2] = {{.name = "iscsi", .targets = tgts, .ntargets = 1},
+				     {.name = "ib_srpt"}};
+	struct tgt_config cfg = {.devices = devs, .ndevices = 2, .drivers = drvs, .ndrivers = 2};
+
+	cr_assert_eq(tgt_config_device(&cfg, "disk1"), &devs[1]);
+	cr_assert_null(tgt_config_device(&cfg, "DISK1"), "device names are exact");
+	cr_assert_eq(tgt_config_driver(&cfg, "ib_srpt"), &drvs[1]);
+	cr_assert_null(tgt_config_driver(&cfg, "iser"));
+	cr_assert_eq(tgt_driver_target(&drvs[0], "iqn.2026-01.x:t"), &tgts[0]);
+	cr_assert_null(tgt_driver_target(&drvs[1], "iqn.2026-01.x:t"));
+	cr_assert_null(tgt_config_driver(NULL, "iscsi"));
+	cr_assert_null(tgt_driver_target(&drvs[0], NULL));
 }
