@@ -1,9 +1,9 @@
 /* The closed set of outcomes a command can have, and the one place they become status + sense.
  *
  * Handlers and backstores never build sense bytes themselves: they return an enum scsi_sr
- * (optionally after setting the field pointer / INFORMATION helpers below) and
- * scsi_task_finish() turns it into SAM status and fixed or descriptor sense, per the LU's
- * D_SENSE bit in the control mode page. */
+ * (optionally after setting the field pointer / INFORMATION helpers below), and the core turns
+ * it into SAM status and fixed or descriptor sense, per the LU's D_SENSE bit in the control
+ * mode page, when the task completes (scsi_task_complete(), scsi/scsi_exec.c). */
 #ifndef UTGT_SCSI_SENSE_H
 #define UTGT_SCSI_SENSE_H
 

@@ -17,7 +17,9 @@
 #define SCSI_SENSE_MAX 252
 #define SCSI_NAME_MAX  224 /* iSCSI names are at most 223 bytes */
 
-/* SAM task attributes, numbered as iSCSI's ATTR field and SRP's TASK ATTRIBUTE encode them. */
+/* SAM task attributes.  The values are the core's own, not a wire encoding: each transport
+ * maps its field in its map_attr() (iSCSI's ATTR: 0/1 simple, 2 ordered, 3 head of queue,
+ * 4 ACA; SRP's TASK ATTRIBUTE: 0 simple, 1 head of queue, 2 ordered, 4 ACA). */
 enum scsi_task_attr {
 	SCSI_ATTR_SIMPLE        = 0,
 	SCSI_ATTR_ORDERED       = 1,

@@ -171,7 +171,7 @@ class Report:
             "Load average (1/5/15 min) at the start "
             f"{m.get('load_start', '?')}, before experiment 1 {m.get('load_exp1', '?')}, "
             f"2 {m.get('load_exp2', '?')}, 4 {m.get('load_exp4', '?')}, 3 {m.get('load_exp3', '?')}, "
-            f"at the end {m.get('load_end', '?')}: other engineers' builds and tests share the "
+            f"at the end {m.get('load_end', '?')}: other builds and tests share the "
             "two cores. Full `lscpu`, `uname -a`, `free -m` and versions are in `machine.txt`."
         )
         self.w()
@@ -869,7 +869,7 @@ plot {cols}
         self.w("## What is fragile")
         self.w()
         self.w(
-            "- The machine: 2 cores shared with other engineers' builds, tests and VMs (load "
+            "- The machine: 2 cores shared with other builds, tests and VMs (load "
             "averages above; the failover table's CPU column shows how busy it was each second). "
             "A neighbour's compile can stall a run for a second; taking the median of short "
             "repeated runs keeps one such run from moving a point, but two disturbed runs out "

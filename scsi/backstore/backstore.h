@@ -1,10 +1,10 @@
 /* Backstores: where a logical unit's blocks live.  One small ops table, asynchronous verbs,
  * one closed status enum that the SCSI core maps to sense data in exactly one place.
  *
- * Note for backstore authors (from the SBC side, engineer B): backstore_ops.lba_status is an
- * OPTIONAL verb used by GET LBA STATUS (scsi/sbc_lba_status.c).  fileio should answer it with
- * SEEK_DATA/SEEK_HOLE, ramdisk from what it knows about dropped pages; a store without it is
- * reported as fully mapped.  It runs on a core worker thread and may block. */
+ * backstore_ops.lba_status is optional: GET LBA STATUS (scsi/sbc_lba_status.c) asks it which
+ * ranges are mapped.  fileio answers with SEEK_DATA/SEEK_HOLE, ramdisk from the pages it has
+ * dropped; a store without it is reported as fully mapped.  It runs on a core worker thread
+ * and may block. */
 #ifndef UTGT_BACKSTORE_H
 #define UTGT_BACKSTORE_H
 

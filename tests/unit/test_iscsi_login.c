@@ -1,4 +1,4 @@
-/* Login phase against the running target: normal and discovery sessions, target/ACL/portal
+/* Login phase against the running target: normal and discovery sessions, target, ACL and portal
  * checks, CHAP one-way and mutual, malformed and duplicated keys, versions, TSIH rules and
  * session reinstatement. */
 #include "iscsi_harness.h"
