@@ -34,24 +34,15 @@ static uint32_t block_crc(const uint8_t *blk, uint32_t blksz)
 	return crc32_iscsi((unsigned char *)blk + 8, (int)(blksz - 8), crc);
 }
 
-void ub_verify_fill(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, uint32_t seed)
+/* The 32 bytes both header formats start with (struct ub_vhdr, little-endian); the CRC32C
+ * field is written zero (UBV1 sets it afterwards, UBV2 leaves it). */
+static void put_hdr(uint8_t *b, uint32_t magic, uint64_t lba, uint64_t gen, uint32_t seed,
+		    uint32_t blksz)
 {
-	uint8_t *b = blk;
-	uint64_t x = (lba * 0x9e3779b97f4a7c15ull) ^ (gen << 17) ^ seed ^ 0x2545f4914f6cdd1dull;
 	uint32_t v32;
 	uint64_t v64;
 
-	if (!x)
-		x = 1;
-	/* xorshift64: cheap, and a different pattern per (lba, gen) so stale data is unlike
-	 * current data even if a header were to survive. */
-	for (uint32_t off = UB_VERIFY_HDR; off + 8 <= blksz; off += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(b + off, &x, 8);
-	}
-	v32 = htole32(UB_VERIFY_MAGIC);
+	v32 = htole32(magic);
 	memcpy(b, &v32, 4);
 	memset(b + 4, 0, 4);
 	v64 = htole64(lba);
@@ -62,8 +53,66 @@ void ub_verify_fill(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, uint3
 	memcpy(b + 24, &v32, 4);
 	v32 = htole32(blksz);
 	memcpy(b + 28, &v32, 4);
-	v32 = htole32(block_crc(b, blksz));
-	memcpy(b + 4, &v32, 4);
+}
+
+static void get_hdr(const uint8_t *b, struct ub_vhdr *h)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	memcpy(&v32, b, 4);
+	h->magic = le32toh(v32);
+	memcpy(&v32, b + 4, 4);
+	h->crc = le32toh(v32);
+	memcpy(&v64, b + 8, 8);
+	h->lba = le64toh(v64);
+	memcpy(&v64, b + 16, 8);
+	h->gen = le64toh(v64);
+	memcpy(&v32, b + 24, 4);
+	h->seed = le32toh(v32);
+	memcpy(&v32, b + 28, 4);
+	h->blksz = le32toh(v32);
+}
+
+/* The payload from byte `from` on: the spec's pattern repeated, or else xorshift64: cheap, and
+ * a different sequence per (lba, gen) so stale data is unlike current data even if a header
+ * were to survive. */
+static void fill_payload(uint8_t *b, uint32_t from, uint32_t blksz, uint64_t lba, uint64_t gen,
+			 uint32_t seed, const struct ub_vspec *vs)
+{
+	uint64_t x = (lba * 0x9e3779b97f4a7c15ull) ^ (gen << 17) ^ seed ^ 0x2545f4914f6cdd1dull;
+
+	if (vs && vs->plen) {
+		for (uint32_t off = from; off < blksz; off++)
+			b[off] = vs->pattern[off % vs->plen];
+		return;
+	}
+	if (!x)
+		x = 1;
+	for (uint32_t off = from; off + 8 <= blksz; off += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(b + off, &x, 8);
+	}
+}
+
+/* A UBV1 block: payload (vs's pattern, or the pseudo-random one when vs is NULL), header,
+ * CRC32C over the whole. */
+static void fill_v1(uint8_t *b, uint32_t blksz, uint64_t lba, uint64_t gen, uint32_t seed,
+		    const struct ub_vspec *vs)
+{
+	uint32_t crc;
+
+	fill_payload(b, UB_VERIFY_HDR, blksz, lba, gen, seed, vs);
+	put_hdr(b, UB_VERIFY_MAGIC, lba, gen, seed, blksz);
+	crc = htole32(block_crc(b, blksz));
+	memcpy(b + 4, &crc, 4);
+}
+
+void ub_verify_fill(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, uint32_t seed)
+{
+	fill_v1(blk, blksz, lba, gen, seed, NULL);
 }
 
 enum ub_vres ub_verify_check(const void *blk, uint32_t blksz, uint64_t lba, uint64_t expect_gen,
@@ -72,18 +121,7 @@ enum ub_vres ub_verify_check(const void *blk, uint32_t blksz, uint64_t lba, uint
 	const uint8_t *b = blk;
 	struct ub_vhdr h;
 
-	memcpy(&h.magic, b, 4);
-	memcpy(&h.crc, b + 4, 4);
-	memcpy(&h.lba, b + 8, 8);
-	memcpy(&h.gen, b + 16, 8);
-	memcpy(&h.seed, b + 24, 4);
-	memcpy(&h.blksz, b + 28, 4);
-	h.magic = le32toh(h.magic);
-	h.crc = le32toh(h.crc);
-	h.lba = le64toh(h.lba);
-	h.gen = le64toh(h.gen);
-	h.seed = le32toh(h.seed);
-	h.blksz = le32toh(h.blksz);
+	get_hdr(b, &h);
 	if (got)
 		*got = h;
 	if (h.magic != UB_VERIFY_MAGIC)
@@ -173,26 +211,6 @@ static unsigned digest(int alg, const uint8_t *blk, uint32_t blksz, uint8_t out[
 	return n;
 }
 
-static void fill_payload(uint8_t *b, uint32_t from, uint32_t blksz, uint64_t lba, uint64_t gen,
-			 uint32_t seed, const struct ub_vspec *vs)
-{
-	uint64_t x = (lba * 0x9e3779b97f4a7c15ull) ^ (gen << 17) ^ seed ^ 0x2545f4914f6cdd1dull;
-
-	if (vs->plen) {
-		for (uint32_t off = from; off < blksz; off++)
-			b[off] = vs->pattern[off % vs->plen];
-		return;
-	}
-	if (!x)
-		x = 1;
-	for (uint32_t off = from; off + 8 <= blksz; off += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(b + off, &x, 8);
-	}
-}
-
 uint32_t ub_verify_min_block(const struct ub_vspec *vs)
 {
 	if (vs->alg == UB_VERIFY_PATTERN)
@@ -204,38 +222,19 @@ void ub_verify_fill_spec(void *blk, uint32_t blksz, uint64_t lba, uint64_t gen, 
 			 const struct ub_vspec *vs)
 {
 	uint8_t *b = blk, d[64];
-	uint32_t v32;
-	uint64_t v64;
 	unsigned n;
 
 	if (vs->alg == UB_VERIFY_PATTERN) {
 		fill_payload(b, 0, blksz, lba, gen, seed, vs);
 		return;
 	}
-	if (vs->alg == UB_VERIFY_CRC32C && !vs->plen) {
-		ub_verify_fill(blk, blksz, lba, gen, seed);
-		return;
-	}
 	if (vs->alg == UB_VERIFY_CRC32C) {
-		ub_verify_fill(blk, blksz, lba, gen, seed);
-		fill_payload(b, UB_VERIFY_HDR, blksz, lba, gen, seed, vs);
-		memset(b + 4, 0, 4);
-		v32 = htole32(block_crc(b, blksz));
-		memcpy(b + 4, &v32, 4);
+		fill_v1(b, blksz, lba, gen, seed, vs);
 		return;
 	}
 	fill_payload(b, UB_VERIFY_HDR2, blksz, lba, gen, seed, vs);
 	memset(b, 0, UB_VERIFY_HDR2);
-	v32 = htole32(UB_VERIFY_MAGIC2);
-	memcpy(b, &v32, 4);
-	v64 = htole64(lba);
-	memcpy(b + 8, &v64, 8);
-	v64 = htole64(gen);
-	memcpy(b + 16, &v64, 8);
-	v32 = htole32(seed);
-	memcpy(b + 24, &v32, 4);
-	v32 = htole32(blksz);
-	memcpy(b + 28, &v32, 4);
+	put_hdr(b, UB_VERIFY_MAGIC2, lba, gen, seed, blksz);
 	b[32] = (uint8_t)vs->alg;
 	n = digest(vs->alg, b, blksz, d);
 	b[33] = (uint8_t)n;
@@ -263,17 +262,8 @@ enum ub_vres ub_verify_check_spec(const void *blk, uint32_t blksz, uint64_t lba,
 	}
 	if (vs->alg == UB_VERIFY_CRC32C)
 		return ub_verify_check(blk, blksz, lba, expect_gen, got);
-	memcpy(&h.magic, b, 4);
-	memcpy(&h.lba, b + 8, 8);
-	memcpy(&h.gen, b + 16, 8);
-	memcpy(&h.seed, b + 24, 4);
-	memcpy(&h.blksz, b + 28, 4);
-	h.magic = le32toh(h.magic);
-	h.crc = 0;
-	h.lba = le64toh(h.lba);
-	h.gen = le64toh(h.gen);
-	h.seed = le32toh(h.seed);
-	h.blksz = le32toh(h.blksz);
+	get_hdr(b, &h);
+	h.crc = 0; /* UBV2 has no CRC32C field: its digest is at byte 40 */
 	if (got)
 		*got = h;
 	if (h.magic != UB_VERIFY_MAGIC2 || b[32] != vs->alg)
