@@ -3,8 +3,8 @@
 # (tests/vm/systemd_*.sh: utgt's Debian package and its unit).  Derived from the ordinary
 # guest, which it leaves untouched: its rootfs is copied, systemd + systemd-sysv are added,
 # /sbin/utgt-init (what the shared initramfs hands over to) becomes systemd itself, and one
-# unit, utgt-test.service, runs the test named on the kernel command line
-# (scripts/vm/guest-systemd-test.sh) and powers off.  Its cache is a folder of its own
+# unit, utgt-test.service, runs the test named on the kernel command line with the ordinary
+# guest's runner (/sbin/utgt-run, scripts/vm/guest-run.sh) and powers off.  Its cache is a folder of its own
 # ($UTGT_VM_SYSTEMD_CACHE, default /var/cache/utgt-vm-systemd), rebuilt only when the
 # ordinary image or these scripts change; the kernel and initramfs are the ordinary ones.
 #   UTGT_VM_CACHE=/var/cache/utgt-vm-systemd scripts/vm/run-guest.sh tests/vm/systemd_deb.sh
@@ -26,7 +26,7 @@ flock -w 1800 9 || die "another build holds $CACHE/.lock"
 stamp=$({
 	cat "$BASE/image.stamp"
 	echo "${EXTRA_PKGS[*]}"
-	cat "$HERE/build-image-systemd.sh" "$HERE/guest-systemd-test.sh"
+	cat "$HERE/build-image-systemd.sh"
 } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$CACHE/image.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$CACHE/root.img" ]; then
 	log "image current ($CACHE)"
@@ -53,14 +53,13 @@ rm -rf "$ROOTFS/var/lib/apt/lists"/* "$ROOTFS/var/cache/apt"/*.bin "$ROOTFS/usr/
 
 # PID 1 is systemd: the shared initramfs execs /sbin/utgt-init.
 ln -sf /lib/systemd/systemd "$ROOTFS/sbin/utgt-init"
-install -m 755 "$HERE/guest-systemd-test.sh" "$ROOTFS/usr/local/sbin/utgt-systemd-test"
 cat >"$ROOTFS/etc/systemd/system/utgt-test.service" <<'UNIT'
 [Unit]
 Description=utgt guest test (the script named by utgt.test= on the kernel command line)
 After=multi-user.target
 [Service]
 Type=oneshot
-ExecStart=/usr/local/sbin/utgt-systemd-test
+ExecStart=/sbin/utgt-run
 StandardOutput=tty
 StandardError=tty
 TTYPath=/dev/console

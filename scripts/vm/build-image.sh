@@ -163,7 +163,7 @@ image_stamp=$(
 		echo "$kernel_stamp"
 		cat "$ROOTFS/.utgt-stamp"
 		echo "${MOD_EXCLUDE[*]} / ${INITRD_MODS[*]}"
-		cat "$HERE/build-image.sh" "$HERE/guest-init.sh" "$HERE/initramfs-init.sh"
+		cat "$HERE/build-image.sh" "$HERE/guest-init.sh" "$HERE/guest-run.sh" "$HERE/initramfs-init.sh"
 	} | sha256sum | cut -d' ' -f1
 )
 if [ "$FORCE" != 1 ] && [ "$(cat "$CACHE/image.stamp" 2>/dev/null)" = "$image_stamp" ] &&
@@ -206,6 +206,7 @@ cp "$KMODS"/modules.{order,builtin,builtin.modinfo} "$ROOTFS/usr/lib/modules/$KV
 [ -e "$ROOTFS/lib" ] || ln -s usr/lib "$ROOTFS/lib"
 depmod -b "$ROOTFS" "$KVER"
 install -m 755 "$HERE/guest-init.sh" "$ROOTFS/sbin/utgt-init"
+install -m 755 "$HERE/guest-run.sh" "$ROOTFS/sbin/utgt-run"
 echo utgt-vm >"$ROOTFS/etc/hostname"
 printf '127.0.0.1 localhost utgt-vm\n10.0.2.2 host\n' >"$ROOTFS/etc/hosts"
 : >"$ROOTFS/etc/fstab"

@@ -1,5 +1,5 @@
 # Helpers for the scripts in tests/vm/, which run INSIDE the qemu guest as root
-# (scripts/vm/guest-init.sh starts them; /src is the source tree, /out this run's folder on the
+# (scripts/vm/guest-run.sh starts them; /src is the source tree, /out this run's folder on the
 # host, /out/target.env the host-side target fixture from scripts/vm/host-target.sh).
 # Source it: . /src/tests/vm/lib/common.sh
 
