@@ -22,66 +22,15 @@ step "login without authentication to $TGT_PLAIN"
 iscsi_login "$TGT_PLAIN" "$TGT_PORT1"
 dev=$(session_disk "$TGT_PLAIN" "$TGT_PORT1" "$LU0_LUN")
 say "LU is $dev"
-expect_eq "size (blockdev)" "$(blockdev --getsize64 "$dev")" "$LU0_BYTES"
-rc=$(sg_readcap -l "$dev")
-echo "$rc"
-blocks=$(sed -n 's/.*Number of logical blocks=\([0-9]*\).*/\1/p' <<<"$rc")
-bsz=$(sed -n 's/.*Logical block length=\([0-9]*\) bytes.*/\1/p' <<<"$rc")
-expect_eq "size (READ CAPACITY 16)" "$((blocks * bsz))" "$LU0_BYTES"
+check_lu0_identity "$dev"
+rc=$LU_READCAP bsz=$LU_BSZ
 expect_eq "LBPME (thin LU)" "$(sed -n 's/.*lbpme=\([01]\).*/\1/p' <<<"$rc")" 1
-inq=$(sg_inq "$dev")
-expect_eq "vendor" "$(sed -n 's/^ *Vendor identification: *//p' <<<"$inq" | sed 's/ *$//')" \
-	"$LU0_VENDOR"
-expect_eq "product" "$(sed -n 's/^ *Product identification: *//p' <<<"$inq" | sed 's/ *$//')" \
-	"$LU0_PRODUCT"
-expect_eq "serial (VPD 80)" "$(sg_vpd -p sn "$dev" | sed -n 's/^ *Unit serial number: *//p')" \
-	"$LU0_SERIAL"
-vpd83=$(sg_vpd -p di "$dev")
-echo "$vpd83"
-# The designator text may be split by sg_vpd (vendor id / vendor specific): look in the raw page.
-grep -qaF "$LU0_DEVID" "/sys/block/${dev#/dev/}/device/vpd_pg83" ||
-	fail "VPD 83 has no designator with '$LU0_DEVID'"
-grep -q "designator type: NAA" <<<"$vpd83" || fail "VPD 83 has no NAA designator"
-ok "VPD 83 carries '$LU0_DEVID' and an NAA designator"
-# The kernel builds the device's WWID from VPD 83 too; it must be there and stable.
-wwid=$(cat "/sys/block/${dev#/dev/}/device/wwid")
-[ -n "$wwid" ] || fail "kernel found no WWID"
-ok "kernel WWID: $wwid"
 
 step "ext4: mkfs, mount, write, remount, verify, fsck"
-mkfs.ext4 -q -F "$dev"
-mkdir -p /mnt/lu
-mount "$dev" /mnt/lu
-nfiles=$([ "$QUICK" = 1 ] && echo 4 || echo 16)
-for i in $(seq 1 "$nfiles"); do
-	head -c $((1024 * 1024 + i * 4099)) /dev/urandom >"/mnt/lu/f$i"
-done
-mkdir -p /mnt/lu/dir/sub && echo "hello utgt" >/mnt/lu/dir/sub/small
-(cd /mnt/lu && find . -type f -print0 | sort -z | xargs -0 md5sum) >/tmp/sums
-umount /mnt/lu
-# Drop every cached page so the second read comes from the target.
-blockdev --flushbufs "$dev"
-echo 3 >/proc/sys/vm/drop_caches
-mount -o ro "$dev" /mnt/lu
-(cd /mnt/lu && md5sum --quiet -c /tmp/sums) || fail "file contents differ after remount"
-ok "$((nfiles + 1)) files read back identical after remount"
-umount /mnt/lu
-e2fsck -fn "$dev" >/tmp/fsck.log 2>&1 || { cat /tmp/fsck.log; fail "e2fsck reports errors"; }
-ok "e2fsck -fn clean"
+ext4_roundtrip "$dev"
 
 step "fio verify crc32c"
-fio_verify() { # NAME BS SIZE RW
-	fio_run "$1" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 --rw="$4" \
-		--bs="$2" --size="$3" --verify=crc32c --do_verify=1 --verify_fatal=1
-	ok "fio $1 wrote and verified $3"
-}
-if [ "$QUICK" = 1 ]; then
-	fio_verify rand4k 4k 8M randwrite
-	fio_verify seq1m 1M 32M write
-else
-	fio_verify rand4k 4k 32M randwrite
-	fio_verify seq1m 1M 128M write
-fi
+fio_verify_pair "$dev"
 
 if [ "$QUICK" != 1 ]; then
 	step "thin provisioning: discards free space in the host's backing file"

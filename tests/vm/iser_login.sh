@@ -38,63 +38,14 @@ iser_check_transport "$IQN_PLAIN" "$PORTAL"
 ok "the session runs over iSER"
 
 step "identity"
-expect_eq "size (blockdev)" "$(blockdev --getsize64 "$dev")" "$LU0_BYTES"
-rc=$(sg_readcap -l "$dev")
-blocks=$(sed -n 's/.*Number of logical blocks=\([0-9]*\).*/\1/p' <<<"$rc")
-bsz=$(sed -n 's/.*Logical block length=\([0-9]*\) bytes.*/\1/p' <<<"$rc")
-expect_eq "size (READ CAPACITY 16)" "$((blocks * bsz))" "$LU0_BYTES"
-inq=$(sg_inq "$dev")
-expect_eq "vendor" "$(sed -n 's/^ *Vendor identification: *//p' <<<"$inq" | sed 's/ *$//')" \
-	"$LU0_VENDOR"
-expect_eq "product" "$(sed -n 's/^ *Product identification: *//p' <<<"$inq" | sed 's/ *$//')" \
-	"$LU0_PRODUCT"
-expect_eq "serial (VPD 80)" "$(sg_vpd -p sn "$dev" | sed -n 's/^ *Unit serial number: *//p')" \
-	"$LU0_SERIAL"
-vpd83=$(sg_vpd -p di "$dev")
-echo "$vpd83"
-# The designator text may be split by sg_vpd (vendor id / vendor specific): look in the raw page.
-grep -qaF "$LU0_DEVID" "/sys/block/${dev#/dev/}/device/vpd_pg83" ||
-	fail "VPD 83 has no designator with '$LU0_DEVID'"
-grep -q "designator type: NAA" <<<"$vpd83" || fail "VPD 83 has no NAA designator"
-ok "VPD 83 carries '$LU0_DEVID' and an NAA designator"
-wwid=$(cat "/sys/block/${dev#/dev/}/device/wwid")
-[ -n "$wwid" ] || fail "kernel found no WWID"
-ok "kernel WWID: $wwid"
+check_lu0_identity "$dev"
+wwid=$LU_WWID
 
 step "ext4: mkfs, files, remount, compare, fsck"
-t0=$SECONDS
-mkfs.ext4 -q -F "$dev"
-mkdir -p /mnt/lu
-mount "$dev" /mnt/lu
-nfiles=$([ "$QUICK" = 1 ] && echo 4 || echo 16)
-for i in $(seq 1 "$nfiles"); do
-	head -c $((1024 * 1024 + i * 4099)) /dev/urandom >"/mnt/lu/f$i"
-done
-mkdir -p /mnt/lu/dir/sub && echo "hello iser" >/mnt/lu/dir/sub/small
-(cd /mnt/lu && find . -type f -print0 | sort -z | xargs -0 md5sum) >/tmp/sums
-umount /mnt/lu
-blockdev --flushbufs "$dev"
-echo 3 >/proc/sys/vm/drop_caches
-mount -o ro "$dev" /mnt/lu
-(cd /mnt/lu && md5sum --quiet -c /tmp/sums) || fail "file contents differ after remount"
-umount /mnt/lu
-e2fsck -fn "$dev" >/tmp/fsck.log 2>&1 || { cat /tmp/fsck.log; fail "e2fsck reports errors"; }
-ok "$((nfiles + 1)) files identical after remount, e2fsck -fn clean ($((SECONDS - t0)) s)"
+ext4_roundtrip "$dev"
 
 step "fio crc32c verify (the filesystem is overwritten from here on)"
-fio_verify() { # NAME BS SIZE RW
-	local t0=$SECONDS
-	fio_run "$1" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 --rw="$4" \
-		--bs="$2" --size="$3" --verify=crc32c --do_verify=1 --verify_fatal=1
-	ok "fio $1 wrote and verified $3 ($((SECONDS - t0)) s)"
-}
-if [ "$QUICK" = 1 ]; then
-	fio_verify rand4k 4k 8M randwrite
-	fio_verify seq1m 1M 32M write
-else
-	fio_verify rand4k 4k 32M randwrite
-	fio_verify seq1m 1M 128M write
-fi
+fio_verify_pair "$dev"
 
 step "LUN reset (sg_reset -d) twice under verified fio"
 hctl=$(basename "$(readlink -f "/sys/block/${dev#/dev/}/device")")

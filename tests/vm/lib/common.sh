@@ -147,3 +147,74 @@ print(f"{sys.argv[2]}: err={j['error']} read {r} KiB write {w} KiB "
 sys.exit(1 if j["error"] or r + w == 0 else 0)
 PY
 }
+
+# check_lu0_identity DEV: the LU of the fixture's LU0_* description as the kernel and
+# sg3_utils see it: size (blockdev and READ CAPACITY 16), vendor, product, serial (VPD 80),
+# the designator text and an NAA designator in VPD 83, a kernel WWID.  Leaves READ
+# CAPACITY's output in LU_READCAP, the block size in LU_BSZ and the WWID in LU_WWID.
+check_lu0_identity() {
+	local dev=$1 blocks inq vpd83
+	expect_eq "size (blockdev)" "$(blockdev --getsize64 "$dev")" "$LU0_BYTES"
+	LU_READCAP=$(sg_readcap -l "$dev")
+	echo "$LU_READCAP"
+	blocks=$(sed -n 's/.*Number of logical blocks=\([0-9]*\).*/\1/p' <<<"$LU_READCAP")
+	LU_BSZ=$(sed -n 's/.*Logical block length=\([0-9]*\) bytes.*/\1/p' <<<"$LU_READCAP")
+	expect_eq "size (READ CAPACITY 16)" "$((blocks * LU_BSZ))" "$LU0_BYTES"
+	inq=$(sg_inq "$dev")
+	expect_eq "vendor" "$(sed -n 's/^ *Vendor identification: *//p' <<<"$inq" | sed 's/ *$//')" \
+		"$LU0_VENDOR"
+	expect_eq "product" "$(sed -n 's/^ *Product identification: *//p' <<<"$inq" | sed 's/ *$//')" \
+		"$LU0_PRODUCT"
+	expect_eq "serial (VPD 80)" "$(sg_vpd -p sn "$dev" | sed -n 's/^ *Unit serial number: *//p')" \
+		"$LU0_SERIAL"
+	vpd83=$(sg_vpd -p di "$dev")
+	echo "$vpd83"
+	# The designator text may be split by sg_vpd (vendor id / vendor specific): look in the
+	# raw page.
+	grep -qaF "$LU0_DEVID" "/sys/block/${dev#/dev/}/device/vpd_pg83" ||
+		fail "VPD 83 has no designator with '$LU0_DEVID'"
+	grep -q "designator type: NAA" <<<"$vpd83" || fail "VPD 83 has no NAA designator"
+	ok "VPD 83 carries '$LU0_DEVID' and an NAA designator"
+	# The kernel builds the device's WWID from VPD 83 too; it must be there and stable.
+	LU_WWID=$(cat "/sys/block/${dev#/dev/}/device/wwid")
+	[ -n "$LU_WWID" ] || fail "kernel found no WWID"
+	ok "kernel WWID: $LU_WWID"
+}
+
+# ext4_roundtrip DEV: mkfs.ext4, files of odd sizes (4 quick, else 16) and a small one in a
+# subdirectory, unmount, drop every cached page, mount read-only, compare, e2fsck -fn.
+ext4_roundtrip() {
+	local dev=$1 nfiles t0=$SECONDS
+	nfiles=$([ "$QUICK" = 1 ] && echo 4 || echo 16)
+	mkfs.ext4 -q -F "$dev"
+	mkdir -p /mnt/lu
+	mount "$dev" /mnt/lu
+	for i in $(seq 1 "$nfiles"); do
+		head -c $((1024 * 1024 + i * 4099)) /dev/urandom >"/mnt/lu/f$i"
+	done
+	mkdir -p /mnt/lu/dir/sub && echo "hello utgt" >/mnt/lu/dir/sub/small
+	(cd /mnt/lu && find . -type f -print0 | sort -z | xargs -0 md5sum) >/tmp/sums
+	umount /mnt/lu
+	# Drop every cached page so the second read comes from the target.
+	blockdev --flushbufs "$dev"
+	echo 3 >/proc/sys/vm/drop_caches
+	mount -o ro "$dev" /mnt/lu
+	(cd /mnt/lu && md5sum --quiet -c /tmp/sums) || fail "file contents differ after remount"
+	umount /mnt/lu
+	e2fsck -fn "$dev" >/tmp/fsck.log 2>&1 || { cat /tmp/fsck.log; fail "e2fsck reports errors"; }
+	ok "$((nfiles + 1)) files identical after remount, e2fsck -fn clean ($((SECONDS - t0)) s)"
+}
+
+# fio_verify_pair DEV: fio crc32c write + verify, 4 KiB random then 1 MiB sequential
+# (8 + 32 MiB quick, else 32 + 128 MiB).
+fio_verify_pair() {
+	local dev=$1 small=32M large=128M job t0
+	[ "$QUICK" = 1 ] && small=8M large=32M
+	for job in "rand4k 4k $small randwrite" "seq1m 1M $large write"; do
+		set -- $job
+		t0=$SECONDS
+		fio_run "$1" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 --rw="$4" \
+			--bs="$2" --size="$3" --verify=crc32c --do_verify=1 --verify_fatal=1
+		ok "fio $1 wrote and verified $3 ($((SECONDS - t0)) s)"
+	done
+}
