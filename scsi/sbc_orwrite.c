@@ -37,7 +37,7 @@ static enum scsi_sr orwrite_work(struct scsi_task *t)
 	uint8_t *buf;
 
 	sbc_decode(t, &c);
-	/* whole blocks the initiator really sent (see sbc_rw.c) */
+	/* the whole blocks the initiator sent (see sbc_rw.c) */
 	n = t->dir == SCSI_DIR_WRITE ? scsi_xfer_len(t) / bsz : 0;
 	if (n > c.nblocks)
 		n = c.nblocks;
@@ -71,9 +71,10 @@ enum scsi_sr sbc_orwrite(struct scsi_task *t)
 
 	sbc_decode(t, &c);
 	sr = sbc_check_xfer(t, &c);
+	if (sr == SR_OK)
+		sr = scsi_xfer_blocks_out(t, c.nblocks, t->core.dev->block_size);
 	if (sr != SR_OK)
 		return sr;
-	scsi_xfer_wanted(t, (uint64_t)c.nblocks * t->core.dev->block_size);
 	if (!c.nblocks)
 		return SR_OK;
 	return sbc_locked_work(t, c.lba, c.nblocks, true, orwrite_work);

@@ -3,8 +3,9 @@
  *
  * How much moves follows the residual rule of scsi/scsi_data.c: min(CDB length, expected
  * transfer length).  A WRITE whose expected length is shorter than its CDB writes only the
- * whole blocks that length covers (a partial block is never written); a READ sends exactly
- * the expected length, reading the last, partial block's remainder into a scratch tail. */
+ * whole blocks that length covers, and one whose expected length ends inside a block is
+ * refused before anything is written; a READ sends exactly the expected length, reading the
+ * last, partial block's remainder into a scratch tail. */
 #include <stdlib.h>
 
 #include "scsi/backstore/bs_util.h"
@@ -73,16 +74,17 @@ enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool w
 	struct sbc_cmd *c;
 	enum scsi_sr sr;
 
-	scsi_xfer_wanted(t, (uint64_t)cdb->nblocks * bsz);
+	if (write) {
+		sr = scsi_xfer_blocks_out(t, cdb->nblocks, bsz);
+		if (sr != SR_OK)
+			return sr;
+	} else {
+		scsi_xfer_wanted(t, (uint64_t)cdb->nblocks * bsz);
+	}
 	bytes = scsi_xfer_len(t);
 	if (t->dir != (write ? SCSI_DIR_WRITE : SCSI_DIR_READ))
 		bytes = 0; /* no buffer in the direction this command moves data */
-	if (write) {
-		bytes -= bytes % bsz;
-		io_len = bytes;
-	} else {
-		io_len = (bytes + bsz - 1) / bsz * bsz;
-	}
+	io_len = (bytes + bsz - 1) / bsz * bsz; /* a WRITE's bytes are whole blocks (above) */
 	if (!io_len)
 		return SR_OK;
 

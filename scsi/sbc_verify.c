@@ -180,9 +180,10 @@ enum scsi_sr sbc_write_verify(struct scsi_task *t)
 	if (t->cdb[1] & 0x04) /* SBC-4's second BYTCHK bit: 10b/11b are reserved here */
 		return scsi_invalid_cdb(t, 1, 2);
 	sr = sbc_check_xfer(t, &c);
+	if (sr == SR_OK)
+		sr = scsi_xfer_blocks_out(t, c.nblocks, dev->block_size);
 	if (sr != SR_OK)
 		return sr;
-	scsi_xfer_wanted(t, (uint64_t)c.nblocks * dev->block_size);
 	if (!c.nblocks)
 		return SR_OK;
 	return sbc_locked_work(t, c.lba, c.nblocks, true, write_verify_work);

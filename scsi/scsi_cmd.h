@@ -105,6 +105,10 @@ uint32_t scsi_data_out(struct scsi_task *t, void *buf, uint32_t len);
 void scsi_xfer_wanted(struct scsi_task *t, uint64_t bytes);
 /* Bytes the command may really move: min(wanted, exp_xfer_len) (rule in scsi/scsi_data.c). */
 uint32_t scsi_xfer_len(const struct scsi_task *t);
+/* Record what a data-out command of `nblocks` blocks of `bsz` bytes wants and refuse it when
+ * the expected length ends inside a block (rule in scsi/scsi_data.c): SR_OK or
+ * SR_INVALID_FIELD_IN_IU, with the residual still reported. */
+enum scsi_sr scsi_xfer_blocks_out(struct scsi_task *t, uint64_t nblocks, uint32_t bsz);
 
 /* Finish an SR_ASYNC command. */
 void scsi_task_complete(struct scsi_task *t, enum scsi_sr sr);

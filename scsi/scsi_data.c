@@ -9,11 +9,20 @@
  *   exp    = the transport's expected data transfer length (task->exp_xfer_len).
  *   moved  = min(wanted, exp): a data-in command sends at most exp bytes; a data-out command
  *            uses at most exp bytes of what the initiator sent, so a WRITE whose exp is shorter
- *            than its CDB writes only what exp covers and one whose exp is longer writes only
- *            what the CDB asks for (the SBC code applies this through scsi_xfer_len()).
+ *            than its CDB writes only the whole blocks exp covers and one whose exp is longer
+ *            writes only what the CDB asks for (the SBC code applies this through
+ *            scsi_xfer_len()).  libiscsi's Write*Residuals want GOOD for both, as FCP-4 9.4.2
+ *            a) allows ("process the command normally except that data beyond [the expected
+ *            length] shall not be requested or transferred").
  *   wanted > exp: OVERFLOW, resid = wanted - exp;   wanted < exp: UNDERFLOW, resid = exp - wanted.
- * A command that fails (any status other than GOOD / CONDITION MET) moved nothing the
- * initiator may use: data_len = 0 and, when exp > 0, UNDERFLOW by exp. */
+ * A data-out block command whose exp ends inside a logical block cannot be carried out that
+ * way (a part of a block is never written, and GOOD would claim that exp bytes were used):
+ * it is refused before anything is written, CHECK CONDITION, ILLEGAL REQUEST, INVALID FIELD
+ * IN COMMAND INFORMATION UNIT (FCP-4 9.4.2 b), what LIO answers to any length mismatch of a
+ * WRITE), and still reports its OVERFLOW residual (RFC 7143 11.4.5.2: the residual MUST be
+ * signalled; libiscsi's Write10Residuals checks it with that CHECK CONDITION).
+ * Any other command that fails (any status other than GOOD / CONDITION MET) moved nothing
+ * the initiator may use: data_len = 0 and, when exp > 0, UNDERFLOW by exp. */
 #include "scsi/backstore/bs_util.h"
 #include "scsi/scsi_core.h"
 
@@ -27,6 +36,15 @@ uint32_t scsi_xfer_len(const struct scsi_task *t)
 {
 	uint64_t w = t->core.xfer_set ? t->core.xfer_wanted : 0;
 	return w < t->exp_xfer_len ? (uint32_t)w : t->exp_xfer_len;
+}
+
+enum scsi_sr scsi_xfer_blocks_out(struct scsi_task *t, uint64_t nblocks, uint32_t bsz)
+{
+	scsi_xfer_wanted(t, nblocks * bsz);
+	if (t->dir != SCSI_DIR_WRITE || scsi_xfer_len(t) % bsz == 0)
+		return SR_OK;
+	t->core.xfer_refused = true;
+	return SR_INVALID_FIELD_IN_IU;
 }
 
 void scsi_data_in(struct scsi_task *t, const void *buf, uint32_t len)
@@ -60,7 +78,7 @@ void scsi_resid_compute(struct scsi_task *t, bool good)
 
 	t->resid_kind = SCSI_RESID_NONE;
 	t->resid = 0;
-	if (!good) {
+	if (!good && !t->core.xfer_refused) {
 		t->data_len = 0;
 		if (exp) {
 			t->resid_kind = SCSI_RESID_UNDER;
@@ -68,7 +86,7 @@ void scsi_resid_compute(struct scsi_task *t, bool good)
 		}
 		return;
 	}
-	t->data_len = wanted < exp ? (uint32_t)wanted : exp;
+	t->data_len = !good ? 0 : wanted < exp ? (uint32_t)wanted : exp;
 	if (wanted > exp) {
 		t->resid_kind = SCSI_RESID_OVER;
 		t->resid = wanted - exp > UINT32_MAX ? UINT32_MAX : (uint32_t)(wanted - exp);

@@ -141,6 +141,7 @@ struct scsi_task {
 		uint32_t nblocks;
 		uint64_t xfer_wanted;         /* bytes the CDB asks to move */
 		bool xfer_set;
+		bool xfer_refused;             /* refused for its expected length (scsi_data.c) */
 		uint64_t range_lba;            /* range lock held, when flags say so */
 		uint32_t range_len;
 		void *ctx;

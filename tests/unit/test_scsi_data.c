@@ -144,3 +144,37 @@ BOTH_STORES(data, write10_residuals_write_only_what_both_allow)
 	cr_assert_eq(r.resid_kind, SCSI_RESID_OVER);
 	cr_assert_eq(r.resid, 512);
 }
+
+/* An expected length that ends inside a block: refused before anything is written, with the
+ * OVERFLOW residual still reported (issue 13, finding 7). */
+BOTH_STORES(data, write_ending_inside_a_block_is_refused_and_writes_nothing)
+{
+	static const uint8_t ops[] = {0x2a, 0x2e}; /* WRITE(10), WRITE AND VERIFY(10) */
+	uint8_t buf[1024];
+	struct th_result r;
+
+	th_clear_ua(&fx_nx, 0);
+	for (unsigned i = 0; i < sizeof(ops); i++) {
+		memset(buf, 'a', sizeof(buf));
+		r = rw10(0x2a, 4, 2, buf, 1024);
+		cr_assert_eq(r.status, SAM_STAT_GOOD);
+		memset(buf, 'b', sizeof(buf));
+		r = rw10(ops[i], 4, 2, buf, 700);
+		cr_assert_eq(r.status, SAM_STAT_CHECK_CONDITION, "op %#x", ops[i]);
+		cr_assert_eq(r.sense[2] & 0x0f, 0x05);
+		cr_assert(r.sense[12] == 0x0e && r.sense[13] == 0x03,
+			  "INVALID FIELD IN COMMAND INFORMATION UNIT, got %02x/%02x", r.sense[12],
+			  r.sense[13]);
+		cr_assert_eq(r.data_len, 0);
+		cr_assert_eq(r.resid_kind, SCSI_RESID_OVER);
+		cr_assert_eq(r.resid, 1024 - 700);
+		r = rw10(0x28, 4, 2, buf, 1024);
+		for (unsigned k = 0; k < sizeof(buf); k++)
+			cr_assert_eq(buf[k], 'a', "op %#x wrote byte %u", ops[i], k);
+	}
+	/* a WRITE of one block with EDTL 200: the libiscsi Write10Residuals case */
+	r = rw10(0x2a, 4, 1, buf, 200);
+	cr_assert_eq(r.status, SAM_STAT_CHECK_CONDITION);
+	cr_assert_eq(r.resid_kind, SCSI_RESID_OVER);
+	cr_assert_eq(r.resid, 312);
+}
