@@ -129,8 +129,10 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 fuzz-lib:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 EXTRA_CFLAGS=-Wno-error SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libutgt.a
 
+# fuzz_admin replaces every transport with a recording fake: nothing listens or opens devices
+FUZZ_LDFLAGS_fuzz_admin := -Wl,--wrap=tgt_transport_find
 $(FUZZ_BINS): build-fuzz/%: tests/fuzz/%.c fuzz-lib
-	clang -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -pthread -I. $(FUZZ_SAN) -fsanitize=fuzzer $< -o $@ \
+	clang -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -pthread -I. $(FUZZ_SAN) -fsanitize=fuzzer $< -o $@ $(FUZZ_LDFLAGS_$*) \
 	  -Wl,--whole-archive build-fuzz/libutgt.a -Wl,--no-whole-archive $(LIBS)
 
 fuzz: $(FUZZ_BINS)
