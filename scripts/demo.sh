@@ -61,7 +61,7 @@ TARGET_DRIVER iscsi {
 CONF
 
 echo "demo: utgtd serving a 256 MiB RAM LUN on 127.0.0.1:$port and :$((port + 1))"
-"$UTGTD" -f -c "$tmp/demo.conf" --admin-socket "$tmp/utgtd.sock" >"$tmp/utgtd.log" 2>&1 &
+"$UTGTD" -f -c "$tmp/demo.conf" --admin-socket "$tmp/utgtd.sock" --state-dir "$tmp/state" >"$tmp/utgtd.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
 	listening "$port" && listening $((port + 1)) && break

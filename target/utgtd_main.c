@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ut_flock.h"
 #include "scsi/backstore/backstore.h"
 #include "scsi/scsi_dev.h"
 #include "scsi/scsi_task.h"
@@ -389,6 +390,42 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir,
 				 sizeof(cfg->devices[i].dev->p.served_dir), "%s", served);
 }
 
+/* One daemon per state dir (issue 13, finding 5): two would split the reservations (pr/) and
+ * the records of served files (served/) between them.  An exclusive flock on the directory,
+ * held until exit: the fd, or -1 when another process holds it (logged, with its PID).  A
+ * directory that cannot be created, opened or locked (a read-only or NFS mount) is only
+ * warned about, as before this lock: APTPL and first-use records then do what they can. */
+static int lock_state_dir(const char *dir)
+{
+	long pid;
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		tgt_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
+		return -2;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		tgt_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
+		return -2;
+	}
+	if (ut_flock_try(fd, LOCK_EX, &pid) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK) {
+		if (pid > 0)
+			tgt_log(LOG_ERR, "state dir %s is in use by process %ld (another utgtd? "
+				"a second daemon needs its own --state-dir)", dir, pid);
+		else
+			tgt_log(LOG_ERR, "state dir %s is in use by another process (another "
+				"utgtd? a second daemon needs its own --state-dir)", dir);
+		close(fd);
+		return -1;
+	}
+	tgt_log(LOG_WARNING, "state dir %s: cannot lock: %s (not locked)", dir, strerror(errno));
+	close(fd);
+	return -2;
+}
+
 /* Bind the admin socket early, so a second utgtd on it stops before opening anything. */
 static struct admin_srv *open_admin(const struct opts *o)
 {
@@ -422,7 +459,7 @@ static int run_daemon(const struct opts *o)
 	char pr_dir[sizeof(((struct scsi_dev_params *)0)->pr_file_dir)] = "";
 	char abs_config[PATH_MAX];
 	char pid_path[PATH_MAX + 256] = "";
-	int ready = -1, pid_fd = -1, sfd = -1, rc = 1;
+	int ready = -1, pid_fd = -1, state_fd = -1, sfd = -1, rc = 1;
 	bool core = false;
 	sigset_t sigs;
 
@@ -435,6 +472,8 @@ static int run_daemon(const struct opts *o)
 	}
 	/* before opening anything: a second daemon on the same pid file stops here */
 	if (o->pid_file && (pid_fd = write_pid_file(o->pid_file, pid_path, sizeof(pid_path))) < 0)
+		goto out;
+	if ((state_fd = lock_state_dir(o->state_dir)) == -1)
 		goto out;
 	if (!(o->admin_socket && !strcmp(o->admin_socket, "none")) && !(admin = open_admin(o)))
 		goto out;
@@ -513,6 +552,8 @@ out:
 		unlink(pid_path);
 		close(pid_fd);
 	}
+	if (state_fd >= 0)
+		close(state_fd); /* last: a successor may take over the state from here on */
 	if (rc == 0)
 		ut_log(LOG_INFO, "exited cleanly");
 	return rc;

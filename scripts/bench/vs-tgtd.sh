@@ -87,7 +87,7 @@ $(for p in "${PUS[@]}"; do printf '\tlisten 127.0.0.1:%s\n' $p; done)
 	}
 }
 EOF
-"$UTGTD" -f -c "$W/utgtd.conf" --admin-socket "$W/utgtd.sock" >"$W/utgtd.log" 2>&1 &
+"$UTGTD" -f -c "$W/utgtd.conf" --admin-socket "$W/utgtd.sock" --state-dir "$W/state" >"$W/utgtd.log" 2>&1 &
 UPID=$!
 truncate -s ${SIZE_MB}M "$SHM"
 mkdir -p /var/run/tgtd

@@ -108,7 +108,8 @@ utgtd_start() { # CONF NPORTALS
 	log=$LAB_OUT/raw/utgtd-$(basename "$conf" .conf).log
 	"$UTGTD" --check -c "$conf" >/dev/null 2>"$log.check" || lab_die "utgtd --check $conf: $(cat "$log.check")"
 	lab_record "ip netns exec $LAB_TGT $BUILD_REL/utgtd -f -c $OUT_REL/raw/$(basename "$conf")"
-	setsid ip netns exec "$LAB_TGT" "$UTGTD" -f -c "$conf" --admin-socket none >"$log" 2>&1 &
+	setsid ip netns exec "$LAB_TGT" "$UTGTD" -f -c "$conf" --admin-socket none \
+		--state-dir "$log.state" >"$log" 2>&1 &
 	utgtd_pid=$!
 	for i in $(seq 1 "$n"); do addrs+=("$(portal "$i")"); done
 	lab_wait_portals "${addrs[@]}" || lab_die "utgtd did not open its portals: $(tail -5 "$log")"

@@ -14,43 +14,16 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/ut_flock.h"
 #include "common/ut_log.h"
 #include "scsi/backstore/backstore.h"
 #include "scsi/backstore/bs_aio.h"
 #include "scsi/backstore/bs_util.h"
 
 #define DIO_FALLBACK_ALIGN 4096
-
-/* The process holding a lock on fd's file, from /proc/locks; 0 when unknown. */
-static long lock_holder(int fd)
-{
-	char line[256];
-	struct stat st;
-	long pid = 0;
-	FILE *f;
-
-	if (fstat(fd, &st) < 0 || !(f = fopen("/proc/locks", "re")))
-		return 0;
-	while (!pid && fgets(line, sizeof(line), f)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		long p;
-
-		/* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters have "->" */
-		if (strstr(line, "->"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
-		    ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
-		    min == minor(st.st_dev))
-			pid = p;
-	}
-	fclose(f);
-	return pid;
-}
 
 /* One process serves a file: a second daemon (or a second DEVICE on the same file) would
  * split reservations and caches between them (issue 13, finding 5).  Writers lock it
@@ -59,14 +32,13 @@ static int lock_file(struct backstore *bs, int fd, char *err, size_t errlen)
 {
 	long pid;
 
-	if (flock(fd, (bs->read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
+	if (ut_flock_try(fd, bs->read_only ? LOCK_SH : LOCK_EX, &pid) == 0)
 		return 0;
 	if (errno != EWOULDBLOCK) {
 		snprintf(err, errlen, "%s: cannot lock %s: %s", bs->name, bs->filename,
 			 strerror(errno));
 		return -1;
 	}
-	pid = lock_holder(fd);
 	if (pid > 0)
 		snprintf(err, errlen, "%s: %s is in use by process %ld (locked)", bs->name,
 			 bs->filename, pid);

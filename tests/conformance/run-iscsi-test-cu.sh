@@ -201,7 +201,8 @@ TARGET_DRIVER iscsi {
 }
 EOF
 
-"$UTGTD" -f -c "$WORK/utgtd.conf" --admin-socket "$WORK/utgtd.sock" >"$WORK/utgtd.log" 2>&1 &
+"$UTGTD" -f -c "$WORK/utgtd.conf" --admin-socket "$WORK/utgtd.sock" --state-dir "$WORK/state" \
+	>"$WORK/utgtd.log" 2>&1 &
 PID=$!
 # Wait for the condition (the second portal listening), not for a time; bounded at 30 s.
 for _ in $(seq 300); do

@@ -206,7 +206,8 @@ echo "-- utgtadm usage and exit codes"
 echo "-- one daemon per socket"
 P2=$(free_port $((UT_PORT + 1)))
 sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P2/" "$UT_DIR/utgtd.conf" >"$UT_DIR/second.conf"
-"$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket "$UT_SOCK" >"$UT_DIR/second.log" 2>&1 &
+"$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket "$UT_SOCK" --state-dir "$UT_DIR/state2" \
+	>"$UT_DIR/second.log" 2>&1 &
 second=$!
 ILIB_PIDS+=("$second")
 for _ in $(seq 600); do kill -0 $second 2>/dev/null || break; sleep 0.1; done
@@ -224,7 +225,8 @@ echo "-- a stale socket from a dead daemon is replaced; --admin-socket none"
 start_utgtd "$CONF"
 kill -9 "$UT_PID"; wait "$UT_PID" 2>/dev/null
 [ -S "$UT_SOCK" ] && ok "killed daemon left its socket" || bad "no stale socket to test with"
-"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_DIR/third.log" 2>&1 &
+"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" --state-dir "$UT_STATE" \
+	>"$UT_DIR/third.log" 2>&1 &
 UT_PID=$!
 ILIB_PIDS+=("$UT_PID")
 for _ in $(seq 600); do adm version >/dev/null 2>&1 && break; sleep 0.1; done

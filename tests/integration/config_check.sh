@@ -158,7 +158,7 @@ if "$UTGTD" --check=fast -c conf/demo-ramdisk.conf >/dev/null 2>&1; then bad "--
 echo "-- foreground run: start, SIGHUP, SIGTERM"
 port=$(pick_port) || { bad "no free port"; exit 1; }
 sed "s/127.0.0.1:3260/127.0.0.1:$port/" conf/demo-ramdisk.conf | sed 's/size_mb 128/size_mb 16/' >"$tmp/demo.conf"
-"$UTGTD" -f -c "$tmp/demo.conf" --admin-socket "$tmp/fg.sock" >"$tmp/log" 2>&1 &
+"$UTGTD" -f -c "$tmp/demo.conf" --admin-socket "$tmp/fg.sock" --state-dir "$tmp/state" >"$tmp/log" 2>&1 &
 pid=$!
 if wait_for grep -q "serving" "$tmp/log"; then ok "started (port $port)"; else bad "no 'serving' line: $(cat "$tmp/log")"; fi
 if grep -q "driver iscsi: not served by this build" "$tmp/log"; then
@@ -201,7 +201,8 @@ else
 	port=$(pick_port) || { bad "no free port"; exit 1; }
 	sed "s/127.0.0.1:3260/127.0.0.1:$port/; s/size_mb 128/size_mb 16/; s/^\tlisten/\tlogout_wait 5\n\tlisten/" \
 		conf/demo-ramdisk.conf >"$tmp/busy.conf"
-	"$UTGTD" -f -c "$tmp/busy.conf" --admin-socket "$tmp/busy.sock" >"$tmp/busylog" 2>&1 &
+	"$UTGTD" -f -c "$tmp/busy.conf" --admin-socket "$tmp/busy.sock" --state-dir "$tmp/busy-state" \
+		>"$tmp/busylog" 2>&1 &
 	pid=$!
 	wait_for port_listening "$port" || bad "busy: not listening"
 	# -t: iscsi-perf stops by itself; -x 0: no reconnect after the target goes away
@@ -222,10 +223,10 @@ else
 fi
 
 echo "-- daemon mode with a pid file"
-if "$UTGTD" -c "$tmp/demo.conf" --pid-file "$tmp/utgtd.pid" --admin-socket "$tmp/d.sock" 2>"$tmp/dlog"; then
+if "$UTGTD" -c "$tmp/demo.conf" --pid-file "$tmp/utgtd.pid" --admin-socket "$tmp/d.sock" -s "$tmp/d-state" 2>"$tmp/dlog"; then
 	pid=$(cat "$tmp/utgtd.pid" 2>/dev/null)
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then ok "daemon running as $pid"; else bad "no daemon"; fi
-	if "$UTGTD" -c "$tmp/demo.conf" --pid-file "$tmp/utgtd.pid" --admin-socket "$tmp/d.sock" 2>"$tmp/dlog2"; then
+	if "$UTGTD" -c "$tmp/demo.conf" --pid-file "$tmp/utgtd.pid" --admin-socket "$tmp/d.sock" -s "$tmp/d-state" 2>"$tmp/dlog2"; then
 		bad "second daemon on the same pid file started"
 	else
 		grep -q "another utgtd is running" "$tmp/dlog2" && ok "second copy refused" || bad "second copy: $(cat "$tmp/dlog2")"
@@ -237,7 +238,7 @@ if "$UTGTD" -c "$tmp/demo.conf" --pid-file "$tmp/utgtd.pid" --admin-socket "$tmp
 else
 	bad "daemon start: $(cat "$tmp/dlog")"
 fi
-if "$UTGTD" -c "$tmp/undefined-device.conf" --admin-socket none 2>"$tmp/dlog3"; then
+if "$UTGTD" -c "$tmp/undefined-device.conf" --admin-socket none -s "$tmp/u-state" 2>"$tmp/dlog3"; then
 	bad "daemon started on a broken config"
 else
 	grep -q "undefined-device.conf:6: error:" "$tmp/dlog3" && ok "daemon: broken config exits 1 with FILE:LINE" || bad "daemon broken config: $(cat "$tmp/dlog3")"

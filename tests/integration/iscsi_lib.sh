@@ -41,7 +41,8 @@ for p in range(int(sys.argv[1]), 65000):
 PY
 }
 
-# start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG, UT_SOCK; @PORT@ in the text is replaced
+# start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG, UT_SOCK, UT_STATE; @PORT@ in the text
+# is replaced.  Each daemon has its own state dir (utgtd locks it: one daemon per state dir).
 start_utgtd() {
 	UT_DIR=$(mktemp -d /tmp/utgt-it.XXXXXX)
 	ILIB_DIRS+=("$UT_DIR")
@@ -49,7 +50,9 @@ start_utgtd() {
 	printf '%s\n' "$1" | sed "s|@PORT@|$UT_PORT|g; s|@DIR@|$UT_DIR|g" >"$UT_DIR/utgtd.conf"
 	UT_LOG=$UT_DIR/utgtd.log
 	UT_SOCK=$UT_DIR/utgtd.sock # own admin socket: tests run side by side
-	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" >"$UT_LOG" 2>&1 &
+	UT_STATE=$UT_DIR/state
+	"$UTGTD" -f -c "$UT_DIR/utgtd.conf" --admin-socket "$UT_SOCK" --state-dir "$UT_STATE" \
+		>"$UT_LOG" 2>&1 &
 	UT_PID=$!
 	ILIB_PIDS+=("$UT_PID")
 	# "serving" is logged last, after the portals listen and the admin socket is up; a wait

@@ -118,7 +118,8 @@ start_target() {
 start_utgtd_conf() {
 	local conf=$1 p
 	shift
-	"$UTGTD" -f -c "$conf" --admin-socket "$TMPD/utgtd.sock" >"$TMPD/utgtd.log" 2>&1 &
+	"$UTGTD" -f -c "$conf" --admin-socket "$TMPD/utgtd.sock" --state-dir "$TMPD/state" \
+		>"$TMPD/utgtd.log" 2>&1 &
 	PIDS+=($!)
 	for p in "$@"; do
 		wait_for port_listening "$p" || {
