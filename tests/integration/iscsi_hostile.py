@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile clients against utgtd's bounds (issue 13, docs/security.md).
 
-usage: iscsi_hostile.py HOST PORT TARGET_IQN UTGTD_PID UTGTADM ADMIN_SOCKET
+usage: iscsi_hostile.py HOST PORT TARGET_IQN UTGTD_PID UTGTADM ADMIN_SOCKET [SECONDS]
 
 The target is configured (iscsi_hostile.sh) with session_mem_limit 64M, mem_limit 96M,
 max_sessions 4, max_connections 8 and NopInInterval 0.  Each attack runs on its own session
@@ -10,6 +10,11 @@ then holds (every command taken was answered, refused or rejected; or input stop
 backpressure), then checks the daemon's resident memory (VmRSS, and the peak VmHWM) against
 the budget plus a margin, and the admin socket's figures.  A daemon that grows past the bound
 fails fast while it grows.
+
+With SECONDS (scripts/bench/soak.sh), the attacks repeat until that many seconds have passed,
+beside other sessions (a verified utgt-bench run): only the sessions of these clients
+(initiator names iqn.2026-12.org.utgt:hostile and :healthy) are waited for, and the session
+and connection limits are checked counting the others' sessions (one connection each).
 """
 import json
 import os
@@ -25,6 +30,8 @@ import iscsi_min as im  # noqa: E402
 
 HOST, PORT, IQN, PID, ADM, SOCK = (sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]),
                                    sys.argv[5], sys.argv[6])
+SOAK_SECONDS = float(sys.argv[7]) if len(sys.argv) > 7 else 0
+OURS = ("iqn.2026-12.org.utgt:hostile", "iqn.2026-12.org.utgt:healthy")
 MiB = 1 << 20
 SESSION_BUDGET = 64 * MiB
 GLOBAL_BUDGET = 96 * MiB
@@ -60,8 +67,12 @@ def sessions():
     return doc.get("sessions", doc) if isinstance(doc, dict) else doc
 
 
+def our_sessions():
+    return [s for s in sessions() if s.get("initiator") in OURS]
+
+
 def session_of(isid):
-    for s in sessions():
+    for s in our_sessions():
         if s.get("isid") == isid.hex():
             return s
     return None
@@ -120,7 +131,7 @@ def answered(isid, sent):
 
 def quiet():
     """No session left from an earlier attack (its buffers are freed): the baseline."""
-    wait_for("earlier sessions gone", lambda: len(sessions()) == 0, 1 << 62)
+    wait_for("earlier sessions gone", lambda: len(our_sessions()) == 0, 1 << 62)
     return status_kb("VmRSS")
 
 
@@ -213,7 +224,8 @@ def session_limits():
     """max_sessions 4: a fifth session is refused with Out of resources (0x0302);
     max_connections 8: past it, connections are closed at once."""
     conns = []
-    for i in range(4):
+    others = len(sessions()) - len(our_sessions())
+    for i in range(4 - others):
         conns.append(login(bytes([0x80, 0, 0, 0x20, 0, i + 1])))
     c = im.Conn(HOST, PORT)
     st = c.login("iqn.2026-12.org.utgt:hostile", IQN, isid=b"\x80\x00\x00\x20\x00\x09")
@@ -249,14 +261,22 @@ def healthy():
 
 def main():
     healthy()   # warm-up: buffers and threads exist before the baseline
-    read_flood("immediate READ flood", b"\x80\x00\x00\x13\x00\x01", 40, True)
-    read_flood("windowed READ flood", b"\x80\x00\x00\x13\x00\x02", 32, False)
-    nop_flood()
-    quiet()
-    hwm = status_kb("VmHWM")
-    print("     peak RSS (VmHWM) %d MiB" % (hwm // MiB), flush=True)
-    session_limits()
-    healthy()
+    end = time.monotonic() + SOAK_SECONDS
+    rounds = 0
+    while True:
+        read_flood("immediate READ flood", b"\x80\x00\x00\x13\x00\x01", 40, True)
+        read_flood("windowed READ flood", b"\x80\x00\x00\x13\x00\x02", 32, False)
+        nop_flood()
+        quiet()
+        hwm = status_kb("VmHWM")
+        print("     peak RSS (VmHWM) %d MiB" % (hwm // MiB), flush=True)
+        session_limits()
+        healthy()
+        rounds += 1
+        if time.monotonic() >= end:
+            break
+    if SOAK_SECONDS:
+        print("     %d round(s) of attacks, %d check(s) failed" % (rounds, FAILS), flush=True)
     return 1 if FAILS else 0
 
 
