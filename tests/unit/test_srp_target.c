@@ -191,3 +191,35 @@ Test(srp_target, unknown_target_and_stopping)
 	cr_assert_not(dec.accept, "no logins while stopping");
 	cr_assert_null(ctx.nexuses);
 }
+
+/* max_connections: channels of all initiators together (each holds its receive buffers,
+ * whatever it sends); past it a login is refused before a nexus exists. */
+Test(srp_target, max_connections_bounds_channels_of_all_initiators)
+{
+	struct srpt_ch a = {0}, b = {0}, c = {0};
+	struct srp_login_req r1 = req(1, &ctx.tgts[0], SRP_MCA_MULTI);
+	struct srp_login_req r2 = req(2, &ctx.tgts[1], SRP_MCA_MULTI);
+	struct srp_login_req r3 = req(3, &ctx.tgts[0], SRP_MCA_SINGLE);
+	struct srp_login_decision dec;
+
+	cr_assert_eq(ctx.o.max_connections, 64, "the default");
+	ctx.o.max_connections = 2;
+	srpt_nexus_login(&ctx, &a, &r1, &dec);
+	cr_assert(dec.accept);
+	srpt_nexus_login(&ctx, &b, &r2, &dec);
+	cr_assert(dec.accept);
+	cr_assert_eq(ctx.nchans, 2);
+	srpt_nexus_login(&ctx, &c, &r3, &dec);
+	cr_assert_not(dec.accept, "a third channel, another initiator");
+	cr_assert_eq(dec.rej_reason, SRP_REJ_INSUFFICIENT_RESOURCES);
+	cr_assert_null(c.nexus);
+	cr_assert_eq(ctx.nchans, 2);
+	srpt_nexus_leave(&ctx, &a);
+	cr_assert_eq(ctx.nchans, 1);
+	srpt_nexus_login(&ctx, &c, &r3, &dec);
+	cr_assert(dec.accept, "room again once a channel left");
+	srpt_nexus_leave(&ctx, &b);
+	srpt_nexus_leave(&ctx, &c);
+	cr_assert_eq(ctx.nchans, 0);
+	cr_assert_null(ctx.nexuses);
+}

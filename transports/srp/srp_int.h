@@ -40,6 +40,10 @@ struct srpt_tgt {
 struct srpt_opts {
 	struct rdma_srv_cfg rdma;
 	struct srp_login_limits lim;
+	/* channels logged in at once, all initiators (0: no limit).  Each one holds its receive
+	 * buffers (queue_depth + 1 of up to max_req_size, unless srq), its send buffers and
+	 * request slots, whatever it sends: this is what bounds them (docs/security.md). */
+	unsigned max_connections;
 	unsigned logout_wait; /* seconds at shutdown before connections are closed */
 };
 
@@ -54,6 +58,7 @@ struct srpt_ctx {
 	struct rdma_srv *srv;
 	pthread_mutex_t lock; /* nexuses and their channel lists */
 	struct srpt_nexus *nexuses;
+	unsigned nchans; /* channels logged in, all nexuses (max_connections) */
 	atomic_bool stopping;
 };
 

@@ -96,6 +96,12 @@ void srpt_nexus_login(struct srpt_ctx *ctx, struct srpt_ch *ch, const struct srp
 	srp_login_decide(req, &ctx->o.lim, tgt != NULL, n ? n->nch : 0, dec);
 	if (!dec->accept)
 		goto out;
+	if (ctx->o.max_connections && ctx->nchans >= ctx->o.max_connections) {
+		/* channels a single-channel login would end still hold their buffers */
+		dec->accept = false;
+		dec->rej_reason = SRP_REJ_INSUFFICIENT_RESOURCES;
+		goto out;
+	}
 	if (dec->terminate_others && n) {
 		/* SRP single-channel login: the initiator's earlier channels end, and so does
 		 * their I_T nexus once their commands are done. */
@@ -118,6 +124,7 @@ void srpt_nexus_login(struct srpt_ctx *ctx, struct srpt_ch *ch, const struct srp
 	ch->nx_next = n->chans;
 	n->chans = ch;
 	n->nch++;
+	ctx->nchans++;
 out:
 	pthread_mutex_unlock(&ctx->lock);
 }
@@ -135,6 +142,7 @@ void srpt_nexus_leave(struct srpt_ctx *ctx, struct srpt_ch *ch)
 			*pp = ch->nx_next;
 			break;
 		}
+	ctx->nchans--;
 	if (--n->nch == 0) {
 		for (struct srpt_nexus **pp = &ctx->nexuses; *pp; pp = &(*pp)->next)
 			if (*pp == n) {

@@ -10,6 +10,7 @@
  *           max_req_size 65536         largest SRP_CMD IU accepted (immediate data included)
  *           max_rsp_size 288           largest SRP_RSP sent (header + sense)
  *           max_channels 16            channels per I_T nexus (multichannel)
+ *           max_connections 64         channels logged in at once, all initiators (0: any)
  *           immediate_data 1
  *           pool_mb 128                registered data memory per device and thread
  *           max_inline 128             inline send size to ask the device for
@@ -36,7 +37,8 @@ struct srpt_ctx *srpt_global;
 static const char *const driver_attrs[] = {
     "enabled",	      "listen",	     "threads",	     "poll_us",	     "srq",
     "srq_size",	      "queue_depth", "max_req_size", "max_rsp_size", "max_channels",
-    "immediate_data", "pool_mb",     "max_inline",   "logout_wait",  NULL,
+    "immediate_data", "pool_mb",     "max_inline",   "logout_wait",  "max_connections",
+    NULL,
 };
 
 static const char *const target_attrs[] = {"enabled", "rel_tgt_id", NULL};
@@ -93,6 +95,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 				     req = {"max_req_size", 64, 1u << 20, true},
 				     rsp = {"max_rsp_size", 64, 4096, true},
 				     chans = {"max_channels", 1, 256, false},
+				     conns = {"max_connections", 0, 65536, false},
 				     pool = {"pool_mb", 16, 65536, false},
 				     inl = {"max_inline", 0, 1024, false},
 				     wait = {"logout_wait", 0, 600, false};
@@ -113,6 +116,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	o->lim.buf_fmt = SRP_BUF_FMT_DIRECT | SRP_BUF_FMT_INDIRECT;
 	o->lim.imm = true;
 	o->lim.max_channels = 16;
+	o->max_connections = 64;
 	o->logout_wait = 5;
 
 	for (unsigned i = 0; i < drv->attrs.n; i++) {
@@ -157,6 +161,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	NUM(req, o->lim.max_it_iu_len);
 	NUM(rsp, o->lim.max_ti_iu_len);
 	NUM(chans, o->lim.max_channels);
+	NUM(conns, o->max_connections);
 	NUM(inl, o->rdma.max_inline);
 	NUM(wait, o->logout_wait);
 	if (attr_num(&drv->attrs, &pool, &v, d))
