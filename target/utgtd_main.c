@@ -401,27 +401,27 @@ static int lock_state_dir(const char *dir)
 	int fd;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		tgt_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
+		ut_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
 		return -2;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		tgt_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
+		ut_log(LOG_WARNING, "state dir %s: %s (not locked)", dir, strerror(errno));
 		return -2;
 	}
 	if (ut_flock_try(fd, LOCK_EX, &pid) == 0)
 		return fd;
 	if (errno == EWOULDBLOCK) {
 		if (pid > 0)
-			tgt_log(LOG_ERR, "state dir %s is in use by process %ld (another utgtd? "
+			ut_log(LOG_ERR, "state dir %s is in use by process %ld (another utgtd? "
 				"a second daemon needs its own --state-dir)", dir, pid);
 		else
-			tgt_log(LOG_ERR, "state dir %s is in use by another process (another "
+			ut_log(LOG_ERR, "state dir %s is in use by another process (another "
 				"utgtd? a second daemon needs its own --state-dir)", dir);
 		close(fd);
 		return -1;
 	}
-	tgt_log(LOG_WARNING, "state dir %s: cannot lock: %s (not locked)", dir, strerror(errno));
+	ut_log(LOG_WARNING, "state dir %s: cannot lock: %s (not locked)", dir, strerror(errno));
 	close(fd);
 	return -2;
 }

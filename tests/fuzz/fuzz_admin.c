@@ -157,11 +157,11 @@ static void answer_one(const struct admin_info *ai, const char *line, size_t len
 {
 	static struct admin_req req;
 	char text[ADMIN_LINE_MAX], err[256];
-	struct tgt_json j;
+	struct ut_json j;
 	struct tgt_jv *v;
 	size_t off = 0;
 
-	tgt_json_init(&j);
+	ut_json_init(&j);
 	if (len > ADMIN_LINE_MAX - 1 || memchr(line, '\0', len)) {
 		admin_error(&j, "refused before parsing");
 	} else {
@@ -180,7 +180,7 @@ static void answer_one(const struct admin_info *ai, const char *line, size_t len
 	if (!v || tgt_jv_bool(v, "ok", true) != tgt_jv_bool(v, "ok", false))
 		abort(); /* not JSON, or no boolean "ok" */
 	tgt_jv_free(v);
-	tgt_json_free(&j);
+	ut_json_free(&j);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
