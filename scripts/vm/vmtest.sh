@@ -11,8 +11,9 @@
 # (boot the guest with systemd as PID 1, scripts/vm/build-image-systemd.sh, built here when
 # needed).  "# vm-run: host" runs the script on the host instead (with no fixture and the
 # arguments OUTDIR [ARGS]): it boots its own guests through run-guest.sh, as
-# tests/vm/powerloss.sh does to crash one.  --quick passes the argument "quick" to each script
-# (the make-test subset).
+# tests/vm/powerloss.sh does to crash one.  "# vm-peer: 1" boots two guests joined by two
+# links (run-guest.sh -p).  --quick passes the argument "quick" to each script (the make-test
+# subset).
 # UTGT_VM_TARGET=tgtd runs against Debian's tgtd instead of build/utgtd.
 # UTGT_VM_ARGS=A,B passes more arguments to each script (e.g. target=lio for tests/vm/iser_*).
 # UTGT_VM_TRACE=1 runs each script under bash -x (the trace lands in console.log).
@@ -85,12 +86,14 @@ for t in "${tests[@]}"; do
 		cache=${UTGT_VM_SYSTEMD_CACHE:-/var/cache/utgt-vm-systemd}
 		scripts/vm/build-image-systemd.sh || rc=99
 	fi
+	peer=
+	[ "$(header "$t" vm-peer)" = 1 ] && peer=-p
 	if [ $rc = 0 ] && [ $on_host = 1 ]; then
 		UTGT_VM_CACHE=$cache timeout -k 10 "$limit" bash "$t" "$out" ${args:+"$args"} 2>&1 |
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
 	elif [ $rc = 0 ]; then
-		UTGT_VM_CACHE=$cache scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} "$t" |
+		UTGT_VM_CACHE=$cache scripts/vm/run-guest.sh -o "$out" -t "$limit" ${args:+-a "$args"} $peer "$t" |
 			sed -u 's/^/  | /'
 		rc=${PIPESTATUS[0]}
 	fi
