@@ -44,9 +44,8 @@ measure() {
 # run, kept in a file since callers run it in $(...); a timeout around both ends); prints the
 # average MB/s.
 perf() {
-	local tool=$1 out srv rc=0 line port
-	port=$(($(cat /tmp/perf-port 2>/dev/null || echo 18600) + 1))
-	echo "$port" >/tmp/perf-port
+	local tool=$1 out srv rc=0 port
+	port=$(perf_port)
 	timeout -k 5 120 "$tool" -d rxe0 -R -p "$port" -s "$2" -n "$3" -F >"/tmp/$tool.srv" 2>&1 &
 	srv=$!
 	wait_until 30 "$tool server" listening "$port"
@@ -54,9 +53,24 @@ perf() {
 		rc=$?
 	wait $srv || true
 	[ $rc = 0 ] || { echo "$out"; fail "$tool exited $rc"; }
-	line=$(awk -v s="$2" '$1 == s && NF >= 5' <<<"$out" | tail -1)
-	[ -n "$line" ] || { echo "$out"; fail "$tool printed no result"; }
-	awk '{printf "%.1f\n", $4 * 1.048576}' <<<"$line" # MiB/s -> MB/s
+	perf_mbs "$2" <<<"$out" || { echo "$out"; fail "$tool printed no result"; }
+}
+
+# perf_port: a TCP/RDMA-CM port no earlier perftest run of this boot used (kept in a file:
+# callers run in $(...)).
+perf_port() {
+	local p
+	p=$(($(cat /tmp/perf-port 2>/dev/null || echo 18600) + 1))
+	echo "$p" >/tmp/perf-port
+	echo "$p"
+}
+
+# perf_mbs SIZE: the average bandwidth in MB/s of perftest's result line for SIZE-byte messages
+# on stdin (its columns: #bytes #iterations BW-peak BW-average MsgRate, in MiB/s); fails when
+# there is none.
+perf_mbs() {
+	awk -v s="$1" '$1 == s && NF >= 5 { v = $4 } END {
+		if (v == "") exit 1; printf "%.1f\n", v * 1.048576 }'
 }
 
 # ratio A B: A / B to two decimals, "-" when either is missing (not a number) or B is zero.

@@ -54,18 +54,20 @@ mpath_one_map() {
 	ok "one map $MAP, round-robin over $1 and $2, one request per path switch"
 }
 
-# balance NAME DEV1 DEV2: a short verified fio on the map; each path gets >= 20% of the
-# requests (counted by the guest's per-device completions).
+# balance NAME DEV1 DEV2 [FIO-ARGS]: a short verified fio on the map (4 KiB random writes over
+# 8 MiB unless FIO-ARGS say otherwise); each path gets >= 20% of the requests (counted by the
+# guest's per-device completions).
 balance() {
-	local a1 a2 b1 b2 t
-	a1=$(blk_ios "$2") a2=$(blk_ios "$3")
-	fio_run "$1" --filename="$MP" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
-		--bs=4k --size=8M --verify=crc32c --do_verify=1 --verify_fatal=1
-	b1=$(($(blk_ios "$2") - a1)) b2=$(($(blk_ios "$3") - a2))
+	local a1 a2 b1 b2 t name=$1 p1=$2 p2=$3
+	shift 3
+	a1=$(blk_ios "$p1") a2=$(blk_ios "$p2")
+	fio_run "$name" --filename="$MP" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
+		--bs=4k --size=8M --verify=crc32c --do_verify=1 --verify_fatal=1 "$@"
+	b1=$(($(blk_ios "$p1") - a1)) b2=$(($(blk_ios "$p2") - a2))
 	t=$((b1 + b2))
-	say "requests: $2 $b1, $3 $b2"
+	say "requests: $p1 $b1, $p2 $b2"
 	[ $((b1 * 5)) -ge "$t" ] && [ $((b2 * 5)) -ge "$t" ] ||
-		fail "round-robin not spreading I/O: $2 $b1, $3 $b2"
+		fail "round-robin not spreading I/O: $p1 $b1, $p2 $b2"
 	ok "both paths carried I/O ($b1 / $b2)"
 }
 
