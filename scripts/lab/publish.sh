@@ -9,10 +9,14 @@ src=${1:-lab-results}
 grep -q '^# utgt multipath lab: ' "$src/report.md" ||
 	{ echo "publish.sh: $src/report.md is not a full campaign's report" >&2; exit 1; }
 mkdir -p docs/lab
+# The RDMA section comes from the guest test (tests/vm/rdma_scaling.sh), not from the campaign:
+# keep it, at the end, across a republish.
+rdma=$(sed -n '/^## Seed 001 over RDMA/,$p' docs/lab-report.md 2>/dev/null || true)
 cp "$src"/*.png docs/lab/
 cp "$src/failover.csv" docs/lab/
 # shellcheck disable=SC2016 # backquotes are Markdown here
 sed -e 's#](\([a-z_]*\.png\))#](lab/\1)#g' \
 	-e 's#`failover.csv`#`failover.csv` (docs/lab/failover.csv)#' \
 	"$src/report.md" >docs/lab-report.md
+[ -z "$rdma" ] || printf '\n%s\n' "$rdma" >>docs/lab-report.md
 echo "publish.sh: wrote docs/lab-report.md and docs/lab/"
