@@ -150,7 +150,7 @@ for p in want:
 fi
 
 step "teardown"
-multipath -F
+mpath_flush_all
 for p in "$P1" "$P2"; do iser_logout "$IQN_PLAIN" "$p" >/dev/null; done
 iser_stop "$ISER_KIND"
 [ "$ISER_KIND" = utgtd ] && expect_eq "utgtd exit status" "$UTGTD_RC" 0

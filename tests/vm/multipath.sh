@@ -99,7 +99,7 @@ fi
 ok "no I/O error on the multipath device"
 
 step "teardown"
-multipath -F
+mpath_flush_all
 for p in "$TGT_PORT1" "$TGT_PORT2"; do iscsi_logout "$TGT_PLAIN" "$p" >/dev/null; done
 
 # The target's own per-path counters: utgtd logs each connection's PDU counts when it closes

@@ -81,7 +81,7 @@ dmesg | grep -q "I/O error, dev dm-" && fail "I/O error on the multipath device"
 ok "no I/O error on the multipath device"
 
 step "teardown"
-multipath -F
+mpath_flush_all
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
 wait_until 60 "all channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 6 ]"
 utgtd_stop

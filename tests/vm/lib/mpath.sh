@@ -115,3 +115,12 @@ print(f"fio across {sys.argv[1]}: {len(sys.argv) - 2} runs, wrote {w} KiB, verif
 PY
 	ok "fio across $1: $runs runs, no error, crc32c verification passed"
 }
+
+# mpath_flush_all: remove every map, waiting while one is still in use.  Right after fio exits,
+# udev's probe of the map (blkid, triggered by the close of a writer) can still hold it open
+# for a moment, and `multipath -F` then fails with "map in use".
+mpath_flush_all() {
+	udevadm settle -t 60 2>/dev/null || true
+	wait_until 60 "multipath -F (maps no longer in use)" multipath -F
+	ok "multipath maps removed"
+}
