@@ -179,12 +179,21 @@ def nop_flood():
     stop = threading.Event()
 
     def sender():
-        c.sock.settimeout(None)
+        # Short timeouts, never one blocking sendall: a thread blocked in send() keeps the
+        # socket alive past close() (the kernel holds the file until the send returns), so
+        # the reset below would not be sent while the target, backlogged, reads nothing.
+        c.sock.settimeout(0.2)
+        buf = memoryview(b"".join(pdus))
         try:
             for _ in range(1200 // 8):   # 300 MiB of pings
-                if stop.is_set():
-                    return
-                c.sock.sendall(b"".join(pdus))
+                off = 0
+                while off < len(buf):
+                    if stop.is_set():
+                        return
+                    try:
+                        off += c.sock.send(buf[off:])
+                    except (socket.timeout, TimeoutError):
+                        pass
         except OSError:
             pass
 
@@ -205,10 +214,11 @@ def nop_flood():
         check(rss - base <= 8 * MiB + MARGIN,
               "NOP-Out flood: RSS grew %d MiB (tx share 8 + margin 40)" % ((rss - base) // MiB))
     stop.set()
+    th.join(30)
+    check(not th.is_alive(), "NOP-Out flood: the sender stopped before the reset")
     # a reset, not a FIN: what a client that dies with unread data in its buffers sends
     c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     c.close()
-    th.join(30)
     # the target notices although it stopped reading from it (it used to keep the session
     # until other traffic flushed the connection, its worker woken by the error every round)
     cpu0 = cpu_s()
