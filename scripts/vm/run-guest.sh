@@ -35,7 +35,6 @@ MEM=${UTGT_VM_MEM:-2048}
 SMP=${UTGT_VM_SMP:-2}
 # tcg by default (no usable KVM on these machines); UTGT_VM_ACCEL=kvm where it works.
 ACCEL=${UTGT_VM_ACCEL:-tcg,thread=multi}
-LOCK=${UTGT_VM_LOCK:-/var/lock/utgt-vm-guest.lock}
 
 outdir= timeout=600 trace=${UTGT_VM_TRACE:-0} args= disk= fwd= pidfile= peer=0
 while getopts o:t:xa:d:f:P:p opt; do
@@ -76,12 +75,10 @@ console=$outdir/console.log
 : >"$console"
 rm -f "$outdir/guest.log"
 
-# UTGT_VM_LOCK_HELD=1: the caller holds the lock across several boots (tests/vm/powerloss.sh).
-exec 8>"$LOCK"
-if [ "${UTGT_VM_LOCK_HELD:-0}" != 1 ] && ! flock -n 8; then
-	echo "run-guest: waiting for another guest on this machine to finish ($LOCK)"
-	flock -w 3600 8 || { echo "run-guest: lock wait timed out" >&2; exit 125; }
-fi
+# One guest at a time (scripts/vm/guest-lock.sh); held already when vmtest.sh or a multi-boot test
+# started this boot.
+. "$HERE/guest-lock.sh"
+vm_guest_lock 8 run-guest || exit 125
 
 # The host-side limit covers boot and power-off as well as the script's own limit.
 host_limit=$((timeout + 120))

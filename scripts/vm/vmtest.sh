@@ -42,6 +42,11 @@ else
 	done
 fi
 
+# One run at a time: hold the guest lock across every boot and host fixture of this run, so
+# another checkout's guest cannot slip in between two of ours.
+. scripts/vm/guest-lock.sh
+vm_guest_lock 9 vmtest || exit 125
+
 header() { sed -n "s/^# $2: *//p" "$1" | head -1; }
 
 # The fixture's utgtd runs in a session of its own (setsid): stop it even when we are stopped
@@ -73,7 +78,7 @@ for t in "${tests[@]}"; do
 	[ $fixture = 1 ] && fixture_out=$out
 	# "# vm-cdrom: 1": the fixture also serves an ISO image as a vcdrom LU (tests/vm/vcdrom.sh)
 	cdrom=$(header "$t" vm-cdrom)
-	if [ $fixture = 1 ] && ! UTGT_VM_CDROM=${cdrom:-0} scripts/vm/host-target.sh start "$out"; then
+	if [ $fixture = 1 ] && ! UTGT_VM_CDROM=${cdrom:-0} scripts/vm/host-target.sh start "$out" 9>&-; then
 		echo "vmtest: $name: target fixture failed to start (see $out/target.log)"
 		tail -5 "$out/target.log" 2>/dev/null
 		rc=99

@@ -22,7 +22,7 @@
 #                  acknowledged write holds
 # docs/durability.md says what each setting promises and what this test can and cannot see.
 #
-#   make vmtest T=powerloss                    (flock /tmp/utgt-vm.lock make vmtest ... when shared)
+#   make vmtest T=powerloss                    (waits for any other guest run on the machine)
 #   bash tests/vm/powerloss.sh OUTDIR [rounds=N] [seed=N] [ops=N]
 # rounds=N repeats the five settings N times (N crashes each); seed= makes a run repeatable;
 # only=S+S runs only the settings named (e.g. only=default+nv_cache); ops=N commands per run.
@@ -73,12 +73,8 @@ done
 
 # One guest at a time on this machine, and this test's boots back to back: hold the lock
 # run-guest.sh takes for the whole test.
-exec 7>"${UTGT_VM_LOCK:-/var/lock/utgt-vm-guest.lock}"
-if ! flock -n 7; then
-	say "waiting for another guest on this machine to finish"
-	flock -w 3600 7 || fail "lock wait timed out"
-fi
-export UTGT_VM_LOCK_HELD=1
+. scripts/vm/guest-lock.sh
+vm_guest_lock 7 powerloss || fail "lock wait timed out"
 
 . tests/integration/lib/ports.sh
 pick_port PORT
