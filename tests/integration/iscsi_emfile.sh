@@ -74,6 +74,4 @@ for s in socks:
 sys.exit(1 if fails else 0)
 PY
 rc=$?
-if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
-if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
-[ $rc -eq 0 ] && [ $FAILS -eq 0 ]
+ilib_finish $rc

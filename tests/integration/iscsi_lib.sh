@@ -72,3 +72,17 @@ stop_utgtd() {
 	for _ in $(seq 300); do kill -0 "$UT_PID" 2>/dev/null || return 0; sleep 0.1; done
 	return 1
 }
+
+# ilib_finish RC: the end of a test whose raw client exited with RC.  The daemon must still run
+# and must stop on SIGTERM; on any failure the tail of its log is printed.  True only when the
+# client, the daemon and every check passed.
+ilib_finish() {
+	local rc=$1
+	if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
+	if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
+	if [ "$rc" -ne 0 ] || [ $FAILS -ne 0 ]; then
+		echo "---- utgtd log (last 30 lines)"
+		tail -30 "$UT_LOG"
+		return 1
+	fi
+}

@@ -22,7 +22,4 @@ TARGET_DRIVER iscsi {
 }"
 timeout --foreground 280 python3 tests/integration/iscsi_reinstate.py 127.0.0.1 "$UT_PORT" "$T"
 rc=$?
-if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
-if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
-[ $rc -ne 0 ] && { echo "---- utgtd log"; tail -30 "$UT_LOG"; }
-[ $rc -eq 0 ] && [ $FAILS -eq 0 ]
+ilib_finish $rc
