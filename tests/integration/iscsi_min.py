@@ -28,6 +28,15 @@ def digest(data):
 
 assert digest(bytes(32)) == bytes.fromhex("aa36918a")
 
+def sense_of(sense):
+    """(key, asc, ascq) of fixed or descriptor format sense data; None when there is none."""
+    if len(sense) < 14:
+        return None
+    if sense[0] & 0x7F in (0x72, 0x73):
+        return sense[1] & 0xF, sense[2], sense[3]
+    return sense[2] & 0xF, sense[12], sense[13]
+
+
 # ---------------------------------------------------------------- opcodes
 NOP_OUT, SCSI_CMD, TMF_REQ, LOGIN_REQ, TEXT_REQ, DATA_OUT, LOGOUT_REQ = 0, 1, 2, 3, 4, 5, 6
 NOP_IN, SCSI_RSP, TMF_RSP, LOGIN_RSP, TEXT_RSP, DATA_IN, LOGOUT_RSP = (

@@ -30,11 +30,8 @@ ISID = b"\x80\x00\x00\x42\x00" + bytes([int(sys.argv[5]) if len(sys.argv) > 5 el
 
 
 def sense_of(sense):
-    if len(sense) < 14:
-        return ""
-    if sense[0] & 0x7F >= 0x72:  # descriptor format
-        return "%x/%02x/%02x" % (sense[1] & 0xF, sense[2], sense[3])
-    return "%x/%02x/%02x" % (sense[2] & 0xF, sense[12], sense[13])
+    k = im.sense_of(sense)
+    return "%x/%02x/%02x" % k if k else ""
 
 
 def out(d):

@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from iscsi_min import Conn  # noqa: E402
+from iscsi_min import Conn, sense_of  # noqa: E402
 
 host, port, iqn, spec, osd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 CEPH = ["-c", os.environ["CEPH_CONF"]]
@@ -33,15 +33,6 @@ CEPH = ["-c", os.environ["CEPH_CONF"]]
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
-
-
-def sense_of(sense):
-    """(key, asc, ascq) of fixed or descriptor sense data."""
-    if len(sense) < 14:
-        return None
-    if sense[0] & 0x7F in (0x72, 0x73):
-        return sense[1] & 0xF, sense[2], sense[3]
-    return sense[2] & 0xF, sense[12], sense[13]
 
 
 def capacity(c):
