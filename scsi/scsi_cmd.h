@@ -149,7 +149,8 @@ bool scsi_dev_has_lu_designator(const struct scsi_dev *dev, uint8_t type, const 
 const struct scsi_tpg *scsi_dev_tpg(const struct scsi_dev *dev, uint16_t rel_tgt_id);
 
 /* ---- reservations (scsi/spc_pr.c, scsi/spc_reserve.c) ---- */
-struct scsi_pr *scsi_pr_create(struct scsi_dev *dev);
+/* NULL with a reason in err when the state cannot be had (a shared store unreadable). */
+struct scsi_pr *scsi_pr_create(struct scsi_dev *dev, char *err, size_t errlen);
 void scsi_pr_destroy(struct scsi_pr *pr);
 /* RESERVATION CONFLICT check for the task's command, SPC-2 and persistent. */
 enum scsi_sr scsi_reservation_check(struct scsi_task *t);

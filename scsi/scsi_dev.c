@@ -192,8 +192,14 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 	dev->mode.tas = dev->p.tas;
 subsystems:
 	scsi_dev_medium_changed(dev);
-	/* Subsystems that are not written yet (or have nothing to keep) return NULL. */
-	dev->pr = scsi_pr_create(dev);
+	/* The reservation state is required: a shared store that cannot be read refuses the
+	 * LU.  The other subsystems return NULL when they have nothing to keep. */
+	dev->pr = scsi_pr_create(dev, err, errlen);
+	if (!dev->pr) {
+		if (!cd_empty(dev) && bs->ops->close)
+			bs->ops->close(bs);
+		return -1;
+	}
 	dev->rl = scsi_rangelock_create();
 	dev->xc = scsi_xcopy_create(dev);
 	dev->open = true;

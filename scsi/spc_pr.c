@@ -1,4 +1,4 @@
-/* Persistent reservation state of one LU: lifetime (with the APTPL state loaded at creation),
+/* Persistent reservation state of one LU: lifetime (with the stored state loaded at creation),
  * which registration an I_T nexus acts through, and the side effects (UNIT ATTENTIONs, task
  * aborts) that PERSISTENT RESERVE OUT decides under the lock and applies after it. */
 #include <errno.h>
@@ -11,32 +11,25 @@
 #include "scsi/scsi_core.h"
 #include "scsi/spc_pr.h"
 
-struct scsi_pr *scsi_pr_create(struct scsi_dev *dev)
+struct scsi_pr *scsi_pr_create(struct scsi_dev *dev, char *err, size_t errlen)
 {
 	struct scsi_pr *pr = calloc(1, sizeof(*pr));
-	char err[256];
-	int rc;
 
-	if (!pr)
+	if (!pr) {
+		snprintf(err, errlen, "%s: out of memory", dev->p.name);
 		return NULL;
+	}
 	pr->dev = dev;
 	pr->st.holder = -1;
 	pthread_mutex_init(&pr->lock, NULL);
-	if (!dev->p.pr_file_dir[0])
-		return pr;
-	if ((size_t)snprintf(pr->path, sizeof(pr->path), "%s/%s.pr", dev->p.pr_file_dir,
-			     dev->p.name) >= sizeof(pr->path)) {
-		ut_log(LOG_WARNING, "%s: persistent reservation file path too long; APTPL off",
-		       dev->p.name);
-		pr->path[0] = '\0';
-		return pr;
+	pthread_mutex_init(&pr->out_lock, NULL);
+	if (pr_sync_open(pr, err, errlen) != 0) {
+		scsi_pr_destroy(pr);
+		return NULL;
 	}
-	rc = pr_state_load(pr->path, dev->p.name, &pr->st, err, sizeof(err));
-	if (rc != 0 && rc != -ENOENT)
-		/* A corrupt or unreadable file must not stop the LU: start with no registrations
-		 * and say why, so the operator can look at (and keep) the file. */
-		ut_log(LOG_WARNING, "%s: persistent reservation state ignored: %s", pr->path, err);
+	pthread_mutex_lock(&pr->lock);
 	pr_update_active(pr);
+	pthread_mutex_unlock(&pr->lock);
 	return pr;
 }
 
@@ -52,6 +45,8 @@ void scsi_pr_destroy(struct scsi_pr *pr)
 {
 	if (!pr)
 		return;
+	pr_sync_close(pr); /* stops the store's callbacks before the state goes */
+	pthread_mutex_destroy(&pr->out_lock);
 	pthread_mutex_destroy(&pr->lock);
 	free(pr);
 }

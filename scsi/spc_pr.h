@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <pthread.h>
 
+#include "scsi/pr_store.h"
 #include "scsi/scsi_cmd.h"
 
 /* SPC-4 persistent reservation types (the TYPE field). */
@@ -64,6 +65,8 @@ enum {
 };
 
 #define PR_PORT_MAX (SCSI_NAME_MAX + 24)
+/* Longest state text or change payload (spc_pr_file.c's format). */
+#define PR_TEXT_MAX PR_STORE_TEXT_MAX
 /* At most this many registrations per LU; more gets INSUFFICIENT REGISTRATION RESOURCES. */
 #define PR_MAX_REGS 256
 
@@ -94,7 +97,13 @@ struct scsi_pr {
 	struct scsi_dev *dev;
 	pthread_mutex_t lock;
 	struct pr_state st;
-	char path[PATH_MAX]; /* APTPL state file; "" when the device has no pr_file_dir */
+	/* Where the state is kept (scsi/pr_store.h): the state directory, the Ceph cluster, or
+	 * NULL (no APTPL).  ver: the store's version st was loaded from or stored as. */
+	struct pr_store *store;
+	uint64_t ver;
+	/* One PERSISTENT RESERVE OUT at a time from compare-and-store to publish, so this
+	 * gateway's own commands never race each other for a version. */
+	pthread_mutex_t out_lock;
 	/* Any reservation (SPC-2 or persistent) in force?  Written under the lock, read without
 	 * it by the conflict check so commands pay nothing for the lock while none exists. */
 	bool active;
@@ -164,6 +173,36 @@ int pr_state_save(const char *path, const char *devname, const struct pr_state *
  * (with a message in err) when it cannot be read or is corrupt. */
 int pr_state_load(const char *path, const char *devname, struct pr_state *st, char *err,
 		  size_t errlen);
+
+/* The side effects of a change as the payload a shared store carries to the other gateways
+ * (lines "ua ..." and "abort ..."): length, or -1 when they do not fit. */
+int pr_fx_format(const struct pr_effects *fx, char *buf, size_t len);
+/* Parse such a payload (len bytes, not NUL-terminated); false when malformed. */
+bool pr_fx_parse(const char *text, size_t len, struct pr_effects *fx);
+
+/* ---- the store (spc_pr_sync.c, over scsi/pr_store.h) ---- */
+/* How many times a PERSISTENT RESERVE OUT redoes itself after losing a compare-and-store
+ * before giving up with a retryable status. */
+#define PR_CAS_TRIES 16
+/* Open the device's store (its backstore's shared one, else the state directory, else none)
+ * and load the state into pr.  0, or -1 with a reason in err (a shared store that cannot be
+ * read: the LU must not start enforcing nothing while other gateways enforce a reservation). */
+int pr_sync_open(struct scsi_pr *pr, char *err, size_t errlen);
+void pr_sync_close(struct scsi_pr *pr);
+/* Does a change of pr->st need storing?  (Every change for a shared store; with a file,
+ * only while APTPL is or was in force.) */
+bool pr_sync_wanted(const struct scsi_pr *pr, bool was_aptpl);
+/* Compare-and-store st against *ver (the version it was computed from); *ver becomes the new
+ * one.  Caller holds pr->lock.  0, -ESTALE (reload with pr_sync_refresh and redo), -errno. */
+int pr_sync_commit(struct scsi_pr *pr, const struct pr_state *st, uint64_t *ver);
+/* Load the stored state and put it in force when it is newer than pr->ver.  Without
+ * pr->lock.  0 or -errno. */
+int pr_sync_refresh(struct scsi_pr *pr);
+/* Shared stores: make version ver and its side effects known to every other gateway and
+ * wait until they have it in force.  0 or -errno (nothing to do for other stores). */
+int pr_sync_publish(struct scsi_pr *pr, uint64_t ver, const struct pr_effects *fx);
+/* The outcome for a failed store operation. */
+enum scsi_sr pr_sync_sr(int err);
 
 /* ---- TransportIDs (spc_pr_tid.c) ---- */
 /* Parse one TransportID at buf (avail bytes).  Returns its length, 0 when the format or

@@ -13,7 +13,9 @@
  * from a cut one.  Every field is validated; anything odd rejects the whole file (the caller
  * reports it and starts empty) rather than half-loading it.
  *
- * Writes are atomic: temp file in the same directory, fsync, rename over, fsync directory. */
+ * Writes are atomic: temp file in the same directory, fsync, rename over, fsync directory.
+ * The same text is what a shared store keeps; the file is one
+ * implementation of scsi/pr_store.h, at the end. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,10 +27,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scsi/pr_store.h"
 #include "scsi/spc_pr.h"
 
 #define PR_FILE_MAGIC "utgt-pr-state 1"
-#define PR_FILE_MAX   (256 * 1024)
+#define PR_FILE_MAX   PR_TEXT_MAX
 
 static size_t escape(const char *s, char *out, size_t room)
 {
@@ -329,35 +332,23 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int pr_state_save(const char *path, const char *devname, const struct pr_state *st)
+/* Replace the file with text atomically; NULL removes it.  0 or -errno. */
+static int write_text(const char *path, const char *text)
 {
 	char tmp[PATH_MAX + 8];
-	char *buf;
-	int len, fd, rc;
+	int fd, rc;
 
-	if (!st->aptpl) {
+	if (!text) {
 		if (unlink(path) != 0 && errno != ENOENT)
 			return -errno;
 		return fsync_dir_of(path);
 	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	buf = malloc(PR_FILE_MAX);
-	if (!buf)
-		return -ENOMEM;
-	len = pr_state_format(st, devname, buf, PR_FILE_MAX);
-	if (len < 0) {
-		free(buf);
-		return -EOVERFLOW;
-	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		free(buf);
-		return rc;
-	}
-	rc = write_all(fd, buf, (size_t)len);
-	free(buf);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, text, strlen(text));
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
@@ -371,8 +362,24 @@ int pr_state_save(const char *path, const char *devname, const struct pr_state *
 	return fsync_dir_of(path);
 }
 
-int pr_state_load(const char *path, const char *devname, struct pr_state *st, char *err,
-		  size_t errlen)
+int pr_state_save(const char *path, const char *devname, const struct pr_state *st)
+{
+	char *buf;
+	int len, rc;
+
+	if (!st->aptpl)
+		return write_text(path, NULL);
+	buf = malloc(PR_FILE_MAX);
+	if (!buf)
+		return -ENOMEM;
+	len = pr_state_format(st, devname, buf, PR_FILE_MAX);
+	rc = len < 0 ? -EOVERFLOW : write_text(path, buf);
+	free(buf);
+	return rc;
+}
+
+/* The file's text (malloc'd) into *out.  0, or -errno with a reason in err. */
+static int read_text(const char *path, char **out, char *err, size_t errlen)
 {
 	struct stat sb;
 	char *buf;
@@ -412,7 +419,159 @@ int pr_state_load(const char *path, const char *devname, struct pr_state *st, ch
 		snprintf(err, errlen, "binary data (NUL byte) in the file");
 		return -EINVAL;
 	}
+	*out = buf;
+	return 0;
+}
+
+int pr_state_load(const char *path, const char *devname, struct pr_state *st, char *err,
+		  size_t errlen)
+{
+	char *buf = NULL;
+	int rc = read_text(path, &buf, err, errlen);
+
+	if (rc != 0)
+		return rc;
 	rc = pr_state_parse(buf, devname, st, err, errlen) ? 0 : -EINVAL;
 	free(buf);
 	return rc;
+}
+
+/* ---- the state directory as a PR store (scsi/pr_store.h) ---- */
+
+struct file_store {
+	struct pr_store s;
+	char path[PATH_MAX];
+	uint64_t ver; /* counts this process's writes: one writer, so it never conflicts */
+};
+
+static int file_load(struct pr_store *s, char **text, uint64_t *ver, char *err, size_t errlen)
+{
+	struct file_store *f = (struct file_store *)s;
+	int rc = read_text(f->path, text, err, errlen);
+
+	*ver = f->ver;
+	if (rc == -ENOENT) {
+		*text = NULL;
+		return 0;
+	}
+	return rc;
+}
+
+static int file_store(struct pr_store *s, const char *text, uint64_t *ver)
+{
+	struct file_store *f = (struct file_store *)s;
+	int rc;
+
+	if (*ver != f->ver)
+		return -ESTALE;
+	if ((rc = write_text(f->path, text)) != 0)
+		return rc;
+	*ver = ++f->ver;
+	return 0;
+}
+
+static void file_close(struct pr_store *s)
+{
+	free(s);
+}
+
+static const struct pr_store_ops file_store_ops = {
+    .name = "file",
+    .load = file_load,
+    .store = file_store,
+    .close = file_close,
+};
+
+struct pr_store *pr_file_store_open(const char *path, const char *name)
+{
+	struct file_store *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if ((size_t)snprintf(f->path, sizeof(f->path), "%s", path) >= sizeof(f->path) ||
+	    (size_t)snprintf(f->s.name, sizeof(f->s.name), "%s", name) >= sizeof(f->s.name)) {
+		free(f);
+		return NULL;
+	}
+	snprintf(f->s.where, sizeof(f->s.where), "%s", path);
+	f->s.ops = &file_store_ops;
+	f->ver = 1;
+	return &f->s;
+}
+
+/* ---- a change's side effects, as a shared store carries them to other gateways ----
+ *     ua <ascq> <protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>
+ *     abort <key hex> <protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>     */
+
+int pr_fx_format(const struct pr_effects *fx, char *buf, size_t len)
+{
+	struct sink k = {buf, 0, len, len == 0};
+	char esc[3 * PR_PORT_MAX + 1];
+
+	if (len)
+		buf[0] = '\0';
+	for (unsigned i = 0; i < fx->nua; i++) {
+		const struct pr_ua *u = &fx->ua[i];
+		if (!escape(u->port.id, esc, sizeof(esc)))
+			return -1;
+		put(&k, "ua %u %d %u %d %d %s\n", u->ascq, (int)u->port.proto, u->rtpi,
+		    u->all_tg_pt ? 1 : 0, u->port.name_only ? 1 : 0, esc);
+	}
+	for (unsigned i = 0; i < fx->nabort; i++) {
+		const struct pr_reg *r = &fx->abort[i];
+		if (!escape(r->port.id, esc, sizeof(esc)))
+			return -1;
+		put(&k, "abort %016" PRIx64 " %d %u %d %d %s\n", r->key, (int)r->port.proto,
+		    r->rtpi, r->all_tg_pt ? 1 : 0, r->port.name_only ? 1 : 0, esc);
+	}
+	return k.overflow ? -1 : (int)k.len;
+}
+
+/* "<protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>" from w[0..4] */
+static bool parse_port_fields(char **w, struct pr_port *p, uint16_t *rtpi, bool *atp)
+{
+	uint64_t proto, r, a, n;
+
+	if (!parse_u(w[0], 15, 10, &proto) ||
+	    (proto != SCSI_PROTO_ISCSI && proto != SCSI_PROTO_SRP) ||
+	    !parse_u(w[1], UINT16_MAX, 10, &r) || !parse_u(w[2], 1, 10, &a) ||
+	    !parse_u(w[3], 1, 10, &n) || !unescape(w[4], p->id, sizeof(p->id)))
+		return false;
+	p->proto = (enum scsi_proto_id)proto;
+	p->name_only = n;
+	*rtpi = (uint16_t)r;
+	*atp = a;
+	return true;
+}
+
+bool pr_fx_parse(const char *text, size_t len, struct pr_effects *fx)
+{
+	char *copy = strndup(text, len), *save = NULL;
+	bool ok = copy != NULL;
+
+	memset(fx, 0, sizeof(*fx));
+	for (char *line = ok ? strtok_r(copy, "\n", &save) : NULL; line && ok;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *w[8];
+		unsigned n = split(line, w, 7);
+		uint64_t v = 0;
+
+		if (n == 7 && !strcmp(w[0], "ua") &&
+		    fx->nua < sizeof(fx->ua) / sizeof(fx->ua[0])) {
+			struct pr_ua *u = &fx->ua[fx->nua];
+			ok = parse_u(w[1], 0xff, 10, &v) &&
+			     parse_port_fields(w + 2, &u->port, &u->rtpi, &u->all_tg_pt);
+			u->ascq = (uint8_t)v;
+			fx->nua += ok;
+		} else if (n == 7 && !strcmp(w[0], "abort") && fx->nabort < PR_MAX_REGS) {
+			struct pr_reg *r = &fx->abort[fx->nabort];
+			ok = parse_u(w[1], UINT64_MAX, 16, &r->key) &&
+			     parse_port_fields(w + 2, &r->port, &r->rtpi, &r->all_tg_pt);
+			fx->nabort += ok;
+		} else {
+			ok = false;
+		}
+	}
+	free(copy);
+	return ok;
 }

@@ -1,10 +1,13 @@
 /* PERSISTENT RESERVE IN (SPC-4 6.16): READ KEYS, READ RESERVATION, REPORT CAPABILITIES and
  * READ FULL STATUS.  The whole answer is built under the lock (one consistent generation) and
  * cut to the allocation length by scsi_data_in(); the length fields always report the full
- * size so an initiator can retry with a bigger buffer. */
+ * size so an initiator can retry with a bigger buffer.  With a store shared by several
+ * gateways the state is reloaded first, on a core worker (a round trip to the cluster), so
+ * the answer is never older than what another gateway last completed. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "scsi/pr_store.h"
 #include "scsi/spc_pr.h"
 
 /* Largest TransportID we produce: 4-byte header + iSCSI port name, NUL, padding. */
@@ -37,8 +40,8 @@ static uint32_t report_capabilities(const struct scsi_pr *pr, uint8_t *b)
 {
 	put_be16(b, 8);
 	/* CRH: RESERVE/RELEASE follow 5.13.3; SIP_C, ATP_C: SPEC_I_PT and ALL_TG_PT work;
-	 * PTPL_C only when the device has a directory for the state file. */
-	b[2] = 0x10 | 0x08 | 0x04 | (pr->path[0] ? 0x01 : 0);
+	 * PTPL_C only when the state has a store (the state directory, the Ceph cluster). */
+	b[2] = 0x10 | 0x08 | 0x04 | (pr->store ? 0x01 : 0);
 	/* TMV: the type mask is valid; ALLOW COMMANDS 001b: TEST UNIT READY is allowed through
 	 * Write Exclusive and Exclusive Access reservations; PTPL_A */
 	b[3] = 0x80 | 0x10 | (pr->st.aptpl ? 0x01 : 0);
@@ -72,19 +75,15 @@ static uint32_t read_full_status(const struct pr_state *st, uint8_t *b)
 	return off;
 }
 
-enum scsi_sr spc_pr_in(struct scsi_task *t)
+static enum scsi_sr pr_in_answer(struct scsi_task *t)
 {
 	struct scsi_dev *dev = t->core.dev;
-	struct scsi_pr *pr = dev ? dev->pr : NULL;
+	struct scsi_pr *pr = dev->pr;
 	uint16_t alloc = get_be16(t->cdb + 7);
 	uint8_t sa = t->cdb[1] & 0x1f;
 	uint8_t *b;
 	uint32_t len;
 
-	if (!pr)
-		return SR_INTERNAL_ERROR;
-	if (sa > PRI_READ_FULL_STATUS)
-		return scsi_invalid_cdb(t, 1, 4);
 	b = calloc(1, 8 + PR_MAX_REGS * (24 + TID_MAX));
 	if (!b)
 		return SR_NO_MEMORY;
@@ -113,4 +112,25 @@ enum scsi_sr spc_pr_in(struct scsi_task *t)
 	scsi_data_in(t, b, len < alloc ? len : alloc);
 	free(b);
 	return SR_OK;
+}
+
+static enum scsi_sr pr_in_refreshed(struct scsi_task *t)
+{
+	int rc = pr_sync_refresh(t->core.dev->pr);
+
+	return rc ? pr_sync_sr(rc) : pr_in_answer(t);
+}
+
+enum scsi_sr spc_pr_in(struct scsi_task *t)
+{
+	struct scsi_dev *dev = t->core.dev;
+	struct scsi_pr *pr = dev ? dev->pr : NULL;
+
+	if (!pr)
+		return SR_INTERNAL_ERROR;
+	if ((t->cdb[1] & 0x1f) > PRI_READ_FULL_STATUS)
+		return scsi_invalid_cdb(t, 1, 4);
+	if (pr->store && pr->store->shared)
+		return scsi_run_blocking(t, pr_in_refreshed);
+	return pr_in_answer(t);
 }

@@ -1,17 +1,22 @@
 /* PERSISTENT RESERVE OUT (SPC-4 6.17, 5.13): every service action but REPLACE LOST
  * RESERVATION.
  *
- * The command runs on a core worker: with APTPL the new state is written to disk before the
- * command completes, and PREEMPT AND ABORT waits for the tasks it aborts.  Each service action
- * works on the state under pr->lock, from a snapshot taken first: when the state file cannot
- * be written the snapshot is put back and the command fails, so what the initiator was told
- * and what a restart finds never differ.  UNIT ATTENTIONs and aborts are applied after the lock
- * is dropped, and only when the command succeeded. */
+ * The command runs on a core worker: the new state is stored (scsi/pr_store.h: with APTPL
+ * in the state directory; always, for a store shared by several gateways) before the command
+ * completes, and PREEMPT AND ABORT waits for the tasks it aborts.  Each service action works
+ * on the state under pr->lock, from a snapshot taken first: when the state cannot be stored
+ * the snapshot is put back and the command fails, so what the initiator was told and what a
+ * restart finds never differ.  Against a shared store the store is a compare-and-store: the
+ * command is redone on the reloaded state when another gateway changed it first, and it
+ * completes only after the other gateways have the change in force (spc_pr_sync.c).  UNIT
+ * ATTENTIONs and aborts are applied after the lock is dropped, and only when the command
+ * succeeded. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ut_log.h"
+#include "scsi/pr_store.h"
 #include "scsi/spc_pr.h"
 
 #define PROUT_BASE_LEN 24
@@ -401,6 +406,47 @@ static enum scsi_sr run_sa(struct prout *o)
 	}
 }
 
+/* Run the service action on pr->st and store the result; on a lost compare-and-store (a
+ * shared store another gateway wrote first) reload and run it again.  *ver: the version
+ * stored.  A failed command changes nothing, even half-way through. */
+static enum scsi_sr run_and_store(struct prout *o, struct scsi_pr *pr, struct pr_state *snap,
+				  uint64_t *ver)
+{
+	struct scsi_dev *dev = pr->dev;
+	enum scsi_sr sr;
+	int rc;
+
+	for (unsigned tries = 1;; tries++) {
+		pthread_mutex_lock(&pr->lock);
+		if (dev->spc2_reserved) {
+			/* SPC-2 5.5.1: PR commands conflict while a RESERVE(6/10) exists */
+			pthread_mutex_unlock(&pr->lock);
+			return SR_RESERVATION_CONFLICT;
+		}
+		*snap = pr->st;
+		memset(o->fx, 0, sizeof(*o->fx));
+		o->st = &pr->st;
+		sr = run_sa(o);
+		rc = 0;
+		*ver = pr->ver;
+		if (sr == SR_OK && pr_sync_wanted(pr, snap->aptpl)) {
+			rc = pr_sync_commit(pr, &pr->st, ver);
+			if (rc == 0)
+				pr->ver = *ver;
+			else
+				sr = pr_sync_sr(rc);
+		}
+		if (sr != SR_OK)
+			pr->st = *snap;
+		pr_update_active(pr);
+		pthread_mutex_unlock(&pr->lock);
+		if (rc != -ESTALE || tries == PR_CAS_TRIES)
+			return sr;
+		if ((rc = pr_sync_refresh(pr)) != 0)
+			return pr_sync_sr(rc);
+	}
+}
+
 static enum scsi_sr pr_out_work(struct scsi_task *t)
 {
 	struct scsi_dev *dev = t->core.dev;
@@ -409,10 +455,10 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	struct pr_state *snap = NULL;
 	uint8_t *buf = NULL;
 	enum scsi_sr sr;
-	bool was_aptpl;
+	uint64_t ver;
 
 	o.len = get_be32(t->cdb + 5);
-	o.can_persist = pr->path[0] != '\0';
+	o.can_persist = pr->store != NULL;
 	if (o.len > PROUT_MAX_LEN)
 		return SR_PARAM_LIST_LENGTH_ERROR;
 	buf = calloc(1, o.len ? o.len : 1);
@@ -431,29 +477,15 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	if ((sr = parse(&o)) != SR_OK)
 		goto out;
 
-	pthread_mutex_lock(&pr->lock);
-	if (dev->spc2_reserved) {
-		/* SPC-2 5.5.1: PR commands conflict while a RESERVE(6/10) reservation exists */
-		pthread_mutex_unlock(&pr->lock);
-		sr = SR_RESERVATION_CONFLICT;
-		goto out;
+	pthread_mutex_lock(&pr->out_lock);
+	sr = run_and_store(&o, pr, snap, &ver);
+	/* other gateways have the change in force before the initiator hears of it */
+	if (sr == SR_OK && pr->store && pr->store->shared) {
+		int rc = pr_sync_publish(pr, ver, o.fx);
+		if (rc != 0)
+			sr = pr_sync_sr(rc);
 	}
-	*snap = pr->st;
-	was_aptpl = pr->st.aptpl;
-	o.st = &pr->st;
-	sr = run_sa(&o);
-	if (sr == SR_OK && (was_aptpl || pr->st.aptpl) && o.can_persist) {
-		int rc = pr_state_save(pr->path, dev->p.name, &pr->st);
-		if (rc != 0) {
-			UT_LOG_RL(LOG_ERR, "%s: cannot write persistent reservation state: %s",
-				  pr->path, strerror(-rc));
-			sr = SR_INTERNAL_ERROR;
-		}
-	}
-	if (sr != SR_OK)
-		pr->st = *snap; /* a failed command changes nothing, even half-way through */
-	pr_update_active(pr);
-	pthread_mutex_unlock(&pr->lock);
+	pthread_mutex_unlock(&pr->out_lock);
 	if (sr == SR_OK)
 		pr_fx_apply(dev, o.fx, t);
 out:

@@ -42,6 +42,7 @@ enum bs_op {
 };
 
 struct backstore;
+struct pr_store;
 
 struct bs_io {
 	enum bs_op op;
@@ -79,6 +80,11 @@ struct backstore_ops {
 	 * bs->size; 0, or -1 with a message in err.  NULL: the size is fixed while the store is
 	 * open (ramdisk memory, a CD image). */
 	int (*resize)(struct backstore *bs, uint64_t bytes, char *err, size_t errlen);
+	/* Optional: a persistent reservation store shared by every gateway serving the same
+	 * medium (scsi/pr_store.h; vdisk_rbd: a RADOS object beside the image).  Called once
+	 * the store is open; NULL with a reason in err when it cannot be had.  NULL op: the
+	 * state directory keeps APTPL state, this process only. */
+	struct pr_store *(*pr_store_open)(struct backstore *bs, char *err, size_t errlen);
 };
 
 /* Where a vdisk_rbd image lives (scst.conf: pool, image, ceph_conf, ceph_user, ceph_keyring). */
