@@ -41,7 +41,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 .PHONY: all deps test unit asan asan-unit demo clean format fuzz conformance integration bench vm-image vmtest lab lab-quick rbdtest
 all: $(BUILD)/utgtd $(BUILD)/utgt-bench $(BUILD)/utgtadm
 
-$(BUILD)/obj/scsi/backstore/bs_rbd.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
+$(BUILD)/obj/scsi/backstore/bs_rbd.o $(BUILD)/obj/scsi/backstore/bs_rbd_pr.o \
+  $(BUILD)/obj/tests/unit/test_bs_rbd_pr.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -106,7 +107,8 @@ test: deps
 	+@MAKE="$(MAKE)" scripts/run-tests.sh
 
 # vdisk_rbd against a Ceph cluster it brings up on 127.0.0.1 (tests/rbd/, docs/rbd.md):
-# iscsi-test-cu beside a fileio LU, verified utgt-bench, resize and fencing.  About 2.5 min,
+# iscsi-test-cu beside a fileio LU, verified utgt-bench, resize and fencing, persistent
+# reservations shared by two gateways.  About 3 min,
 # plus ~80 s of packages on a fresh machine (scripts/deps.sh rbd); not part of `make test`.
 rbdtest: deps
 	@scripts/deps.sh rbd

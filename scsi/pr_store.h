@@ -3,11 +3,11 @@
  *
  *   - the state directory (scsi/spc_pr_file.c): <pr_file_dir>/<device>.pr, written only while
  *     APTPL is in force, one gateway;
- *   - one a backstore offers (backstore_ops.pr_store_open), shared by every gateway that
- *     serves the same medium, written on every change.
+ *   - the Ceph cluster (scsi/backstore/bs_rbd_pr.c): one RADOS object per RBD image, shared by
+ *     every gateway that serves the image, written on every change.
  *
  * The store sees the state as opaque text (the format of spc_pr_file.c) plus a version: it
- * knows nothing of registrations, and the core knows nothing of the medium.  A change is a
+ * knows nothing of registrations, and the core knows nothing of RADOS.  A change is a
  * compare-and-store against the version the change was computed from; losing that race means
  * another gateway changed the state first, and the core reloads and redoes the command.
  * Shared stores also carry every change to the other gateways (publish / watch), with a short

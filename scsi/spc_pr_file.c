@@ -14,7 +14,7 @@
  * reports it and starts empty) rather than half-loading it.
  *
  * Writes are atomic: temp file in the same directory, fsync, rename over, fsync directory.
- * The same text is what a shared store keeps; the file is one
+ * The same text is what a shared store (bs_rbd_pr.c) keeps in the cluster; the file is one
  * implementation of scsi/pr_store.h, at the end. */
 #include <errno.h>
 #include <fcntl.h>

@@ -63,6 +63,7 @@ const struct backstore_ops bs_rbd_ops = {
 
 #include "common/ut_log.h"
 #include "scsi/backstore/bs_aio.h"
+#include "scsi/backstore/bs_rbd_pr.h"
 #include "scsi/backstore/bs_util.h"
 
 const bool bs_rbd_available = true;
@@ -600,9 +601,29 @@ static int rbd_resize_store(struct backstore *bs, uint64_t bytes, char *err, siz
 	return bs_set_size(bs, now, err, errlen);
 }
 
+/* Persistent reservations live beside the image, shared with every other gateway. */
+static struct pr_store *rbd_pr_store_open(struct backstore *bs, char *err, size_t errlen)
+{
+	struct rbd_store *s = bs->priv;
+	struct pr_store *ps;
+	char id[64], why[256] = "";
+	int ret = rbd_get_id(s->image, id, sizeof(id));
+
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: image %s/%s has no id for its reservation state: %s",
+			 bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
+		return NULL;
+	}
+	ps = bs_rbd_pr_open(s->cluster, bs->ceph.pool, id, why, sizeof(why));
+	if (!ps)
+		snprintf(err, errlen, "%s: persistent reservation state: %s", bs->name, why);
+	return ps;
+}
+
 const struct backstore_ops bs_rbd_ops = {
     .name = "vdisk_rbd",
     .attrs = rbd_attrs,
+    .pr_store_open = rbd_pr_store_open,
     .open = rbd_open_store,
     .close = rbd_close_store,
     .submit = rbd_submit,

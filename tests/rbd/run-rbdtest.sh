@@ -13,8 +13,12 @@
 #      (miscompare offset), `rbd resize` -> UNIT ATTENTION 2A/09 and the new capacity, the OSD
 #      stopped past the LU's 4 s op timeout -> ABORTED COMMAND 3E/02, then GOOD again, the
 #      gateway's client blocklisted -> writes end NOT READY 04/0C (never GOOD).
+#   4. tests/rbd/rbd_pr.py: two more utgtd gateways (rel_tgt_id 1 and 2) on a fourth image:
+#      persistent reservations made through one are seen and enforced through the other,
+#      concurrent REGISTERs through both lose none, APTPL and restarts, iscsi-test-cu's PR
+#      tests with one initiator on each gateway, a silent gateway fenced; PR OUT cost.
 #
-# About 2.5 minutes once the packages are there (scripts/deps.sh rbd: ~80 s more on a fresh
+# About 3 minutes once the packages are there (scripts/deps.sh rbd: ~80 s more on a fresh
 # machine).  Environment: UTGTD (default build/utgtd), KEEP=1 keeps the work directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -220,6 +224,19 @@ if timeout 180 python3 tests/rbd/rbd_faults.py 127.0.0.1 "$P1" "$IQN:faults" rbd
 else
 	grep '^ok:' "$WORK/faults.log" | while read -r l; do echo "$l"; done
 	bad "rbd_faults.py: $(tail -5 "$WORK/faults.log")"
+fi
+
+# 4. persistent reservations shared by two gateways on their own image (tests/rbd/rbd_pr.py)
+pick_port PA
+pick_port PB
+if rbd create --size 64M rbd/pr &&
+	timeout 400 python3 tests/rbd/rbd_pr.py "$UTGTD" "$WORK/pr" "$CEPH_CONF" rbd/pr "$PA" "$PB" \
+		>"$WORK/pr.log" 2>&1; then
+	while read -r l; do passed "${l#ok: }"; done < <(grep '^ok:' "$WORK/pr.log")
+	grep '^figure:' "$WORK/pr.log"
+else
+	grep -E '^(ok|figure):' "$WORK/pr.log"
+	bad "rbd_pr.py: $(grep -A12 '^FAIL' "$WORK/pr.log" | head -15)"
 fi
 
 if ! kill -0 $PID 2>/dev/null; then
