@@ -159,6 +159,10 @@ enum scsi_sr scsi_sr_from_bs(enum bs_status st, bool write)
 		/* NOT READY, target port in unavailable state: ALUA-aware multipath fails this
 		 * path over at once instead of retrying a gateway that can never write again */
 		return SR_ALUA_UNAVAILABLE;
+	case BS_ETRANSITION:
+		/* NOT READY, ASYMMETRIC ACCESS STATE TRANSITION: retried; the initiator re-reads
+		 * REPORT TARGET PORT GROUPS and moves to the gateway that owns the LU */
+		return SR_ALUA_TRANSITION;
 	case BS_MISCOMPARE:
 		return SR_MISCOMPARE;
 	case BS_ERANGE:

@@ -27,6 +27,8 @@ enum bs_status {
 	BS_EFENCED,   /* this process was cut off from a shared store (Ceph blocklist): this
 		       * path can no longer serve the LU, another gateway must */
 	BS_MISCOMPARE, /* BS_COMPARE_WRITE: the data differs at io->miscompare_at */
+	BS_ETRANSITION, /* another gateway owns the shared store right now: the initiator
+			 * retries (ALUA transitioning) and reads REPORT TARGET PORT GROUPS */
 };
 
 enum bs_op {
@@ -43,6 +45,7 @@ enum bs_op {
 
 struct backstore;
 struct pr_store;
+struct bs_lock_status;
 
 struct bs_io {
 	enum bs_op op;
@@ -85,6 +88,11 @@ struct backstore_ops {
 	 * the store is open; NULL with a reason in err when it cannot be had.  NULL op: the
 	 * state directory keeps APTPL state, this process only. */
 	struct pr_store *(*pr_store_open)(struct backstore *bs, char *err, size_t errlen);
+	/* Optional (shared stores): the lock owner, the role, the cluster's health. */
+	void (*lock_status)(struct backstore *bs, struct bs_lock_status *out);
+	/* Optional (SET TARGET PORT GROUPS naming this gateway's group active/optimized): take
+	 * the lock now, fencing the owner, instead of waiting for its grace period. */
+	int (*lock_takeover)(struct backstore *bs);
 };
 
 /* Where a vdisk_rbd image lives (scst.conf: pool, image, ceph_conf, ceph_user, ceph_keyring). */
@@ -94,6 +102,34 @@ struct bs_ceph_params {
 	char conf[PATH_MAX];	/* "": librados's default search (CEPH_CONF, /etc/ceph) */
 	char user[64];		/* without "client."; "": admin */
 	char keyring[PATH_MAX]; /* "": whatever ceph_conf names */
+	/* several gateways (docs/rbd.md): the ALUA state follows the image's exclusive lock */
+	bool alua_follow_lock;
+	bool nonowner_standby;	  /* alua_nonowner_state standby (default nonoptimized) */
+	unsigned lock_grace_ms;	  /* alua_lock_grace: the owner silent this long is fenced */
+};
+
+/* Where a shared store's ownership stands, as the store sees it from this gateway. */
+enum bs_lock_role {
+	BS_LOCK_UNKNOWN = 0, /* not decided yet (cluster not answering) */
+	BS_LOCK_OWNER,	     /* this gateway holds the lock: it writes */
+	BS_LOCK_PEER,	     /* another gateway holds it */
+	BS_LOCK_TAKEOVER,    /* fencing the old owner and taking the lock */
+	BS_LOCK_FENCED,	     /* this gateway was blocklisted: it reopens as a peer */
+};
+
+struct bs_lock_view {
+	enum bs_lock_role role;
+	int owner_group; /* the owner's target port group id; -1: not known */
+};
+
+/* What `utgtadm show devices` prints about a shared store. */
+struct bs_lock_status {
+	enum bs_lock_role role;
+	int owner_group;
+	char owner[128];  /* the lock owner's client address; "" none */
+	char self[128];   /* this gateway's client address */
+	char health[32];  /* the cluster's health (HEALTH_OK, ...); "" not known yet */
+	unsigned takeovers, fenced;
 };
 
 /* A configured store.  Fields mirror SCST's vdisk attributes. */
@@ -123,6 +159,12 @@ struct backstore {
 	/* Set by the owner before open: a store whose size can change under it (an RBD image
 	 * resized in the cluster) updates bs->size and calls this, from any thread. */
 	void (*size_changed)(struct backstore *bs);
+	/* Set by the owner before open: a shared store whose ownership changed calls this
+	 * (from its own thread); the core republishes the ALUA states. */
+	void (*lock_changed)(struct backstore *bs, const struct bs_lock_view *v);
+	/* Set by the owner before open: this gateway's target port group id (the local one of
+	 * the device group), which the lock owner announces to the others. */
+	uint16_t local_group;
 	void *owner;
 	void *priv;
 };
