@@ -198,6 +198,10 @@ enum scsi_sr spc_prevent_allow(struct scsi_task *t);
 enum scsi_sr spc_report_supported_opcodes(struct scsi_task *t);
 enum scsi_sr spc_report_supported_tmfs(struct scsi_task *t);
 enum scsi_sr spc_report_target_port_groups(struct scsi_task *t);
+enum scsi_sr spc_set_target_port_groups(struct scsi_task *t);
+/* Explicit ALUA: an LU whose owner may be changed by SET TARGET PORT GROUPS (a shared store
+ * with alua_follow_lock); INQUIRY then reports TPGS 11b. */
+bool scsi_dev_explicit_alua(const struct scsi_dev *dev);
 /* reservations */
 enum scsi_sr spc_reserve(struct scsi_task *t);      /* 6 and 10 */
 enum scsi_sr spc_release(struct scsi_task *t);      /* 6 and 10 */

@@ -145,6 +145,33 @@ static void dev_store_resized(struct backstore *bs)
 	scsi_dev_resize(bs->owner);
 }
 
+/* A shared store's owner changed (vdisk_rbd with alua_follow_lock, its lock thread). */
+static void dev_store_lock_changed(struct backstore *bs, const struct bs_lock_view *v)
+{
+	struct scsi_dev *dev = bs->owner;
+
+	scsi_dev_alua_follow(dev, v,
+			     bs->ceph.nonowner_standby ? ALUA_STANDBY : ALUA_ACTIVE_NONOPTIMIZED);
+}
+
+/* alua_follow_lock: the store announces this gateway's port group, the local one of the
+ * device's DEVICE_GROUP; a device in none has no state to follow. */
+static int local_port_group(struct scsi_dev *dev, char *err, size_t errlen)
+{
+	const struct scsi_alua_group *g = dev->alua;
+
+	for (unsigned i = 0; g && i < g->ntpgs; i++)
+		if (g->tpgs[i].local) {
+			dev->bs->local_group = g->tpgs[i].group_id;
+			return 0;
+		}
+	snprintf(err, errlen,
+		 "%s: alua_follow_lock needs the device in a DEVICE_GROUP with a TARGET_GROUP "
+		 "of this gateway's targets (and one per peer gateway: docs/rbd.md)",
+		 dev->p.name);
+	return -1;
+}
+
 int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 {
 	struct backstore *bs = dev->bs;
@@ -174,6 +201,9 @@ int scsi_dev_open(struct scsi_dev *dev, char *err, size_t errlen)
 		return -1;
 	bs->owner = dev;
 	bs->size_changed = dev_store_resized;
+	bs->lock_changed = dev_store_lock_changed;
+	if (bs->ceph.alua_follow_lock && local_port_group(dev, err, errlen))
+		return -1;
 	if (bs->ops->open && bs->ops->open(bs, err, errlen) != 0)
 		return -1;
 	mark_served(dev);

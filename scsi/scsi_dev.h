@@ -27,6 +27,7 @@ struct scsi_tpg {
 	uint16_t group_id;
 	enum scsi_alua_state state;
 	bool preferred;
+	bool local; /* one of its targets is in this process (not a peer gateway's) */
 	unsigned nports;
 	uint16_t *rel_tgt_ids;
 };
@@ -137,6 +138,9 @@ struct scsi_dev {
 	/* NULL: symmetric access.  Read with an acquire load inside a command (scsi_dev_tpg);
 	 * replaced live by scsi_dev_set_alua(), the old group kept until a grace period ends. */
 	const struct scsi_alua_group *alua;
+	/* A shared store whose owner changes (vdisk_rbd with alua_follow_lock): the states the
+	 * store decides, packed by scsi_dev_alua_follow() (0: the configured states hold). */
+	uint32_t alua_follow;
 
 	struct scsi_ua_state *ua;
 	struct scsi_taskset *ts;
@@ -196,6 +200,19 @@ bool scsi_dev_identity_equal(const struct scsi_dev *dev, const struct scsi_dev_p
  * ports differ from the old group's, ASYMMETRIC ACCESS STATE CHANGED (2A/06) to every nexus.
  * The old group must stay valid until scsi_srcu_synchronize().  Returns whether it changed. */
 bool scsi_dev_set_alua(struct scsi_dev *dev, const struct scsi_alua_group *g);
+/* The ALUA states follow a shared store's owner (spc_alua.c): the local port groups are
+ * active/optimized while this gateway owns the store, `nonowner` (active/non-optimized or
+ * standby) while another does, transitioning while it takes over, unavailable once fenced;
+ * a peer's group is active/optimized when it is the owner's (v->owner_group), else
+ * `nonowner`.  ASYMMETRIC ACCESS STATE CHANGED (2A/06) to every nexus when a state changed.
+ * Returns whether one did. */
+bool scsi_dev_alua_follow(struct scsi_dev *dev, const struct bs_lock_view *v,
+			  enum scsi_alua_state nonowner);
+/* scst.conf's name of a state: active, nonoptimized, standby, unavailable, offline,
+ * transitioning. */
+const char *scsi_alua_state_name(enum scsi_alua_state s);
+/* A port group's state now: the configured one, or what the owner of a shared store says. */
+enum scsi_alua_state scsi_tpg_state(const struct scsi_dev *dev, const struct scsi_tpg *tpg);
 /* SCST's write of size / size_mb (bytes > 0) or resync_size (bytes 0: the medium's own size
  * again, capped by a configured size): the backstore's resize op, then CAPACITY DATA HAS
  * CHANGED (2A/09) to every nexus when the block count moved.  0, or -1 with err. */

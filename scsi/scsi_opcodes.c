@@ -33,6 +33,14 @@
  * SANITIZE BLOCK ERASE, which leaves every LBA deallocated (libiscsi's Sanitize.BlockErase
  * requires LBPME and checks GET LBA STATUS; a fully provisioned LU has OVERWRITE and
  * CRYPTOGRAPHIC ERASE). */
+/* SET TARGET PORT GROUPS exists where an initiator can move the LU's owner: a shared store
+ * following its lock (vdisk_rbd with alua_follow_lock). */
+static bool lu_explicit_alua(const struct scsi_dev *dev, uint8_t *usage)
+{
+	(void)usage;
+	return scsi_dev_explicit_alua(dev);
+}
+
 static bool lu_thin(const struct scsi_dev *dev, uint8_t *usage)
 {
 	(void)usage;
@@ -118,6 +126,7 @@ const struct scsi_cmd_desc scsi_cmd_table[] = {
 	CMD(0xa3, 0x0a, 12, PRC_ALLOWED, SA | DI | S2 | SB | MMC, "REPORT TARGET PORT GROUPS", spc_report_target_port_groups, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x07),
 	CMD(0xa3, 0x0c, 12, PRC_READ, SA | DI | S2 | SB | MMC, "REPORT SUPPORTED OPERATION CODES", spc_report_supported_opcodes, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x07),
 	CMD(0xa3, 0x0d, 12, PRC_READ, SA | DI | S2 | SB | MMC, "REPORT SUPPORTED TASK MANAGEMENT FUNCTIONS", spc_report_supported_tmfs, 0x1f, 0x80, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x07),
+	CMD_LU(0xa4, 0x0a, 12, PRC_WRITE, SA | DO | SB, "SET TARGET PORT GROUPS", spc_set_target_port_groups, lu_explicit_alua, 0x1f, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x07),
 	CMD(0xa8, 0, 12, PRC_READ, DI | MED | MMC | FST, "READ(12)", sbc_read, 0xfa, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x07),
 	CMD(0xaa, 0, 12, PRC_WRITE, DO | MED | WR | FST, "WRITE(12)", sbc_write, 0xfa, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x07),
 	CMD(0xac, 0, 12, PRC_ALLOWED, DI | MMCO, "GET PERFORMANCE", mmc_get_performance, 0x1f, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, 0xff, 0x07),

@@ -39,8 +39,11 @@ static void standard_inquiry(struct scsi_task *t, uint8_t *b)
 	b[2] = 0x06;                           /* SPC-4 */
 	b[3] = 0x10 | 0x02;                    /* HISUP, response data format 2 */
 	b[4] = STD_INQ_LEN - 5;
-	/* TPGS 01b: implicit ALUA (see spc_alua.c); 3PC: EXTENDED COPY is offered (to disks) */
+	/* TPGS 01b: implicit ALUA (see spc_alua.c), 11b where SET TARGET PORT GROUPS moves the
+	 * owner; 3PC: EXTENDED COPY is offered (to disks) */
 	b[5] = cd ? 0x10 : 0x10 | 0x08;
+	if (scsi_dev_explicit_alua(dev))
+		b[5] |= 0x20;
 	b[7] = 0x02; /* CMDQUE */
 	scsi_put_ascii(b + 8, 8, p ? p->vendor : "UTGT");
 	scsi_put_ascii(b + 16, 16, p ? p->product : "");

@@ -124,7 +124,7 @@ static enum scsi_sr access_check(struct scsi_task *t, const struct xc_target *tg
 {
 	struct scsi_dev *dev = tg->dev;
 	const struct scsi_tpg *tpg = scsi_dev_tpg(dev, t->nexus->rel_tgt_id);
-	enum scsi_sr sr = tpg ? scsi_alua_access(tpg->state) : SR_OK;
+	enum scsi_sr sr = tpg ? scsi_alua_access(scsi_tpg_state(dev, tpg)) : SR_OK;
 
 	if (sr != SR_OK)
 		return sr;

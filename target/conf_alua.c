@@ -323,8 +323,10 @@ void conf_finish_alua(struct conf_loader *L)
 				return;
 			for (unsigned t = 0; t < tg->ntargets; t++) {
 				struct tgt_tg_target *tt = &tg->targets[t];
-				if (tt->local)
+				if (tt->local) {
 					tt->rel_tgt_id = tt->local->rel_tgt_id;
+					tpg->local = true;
+				}
 				tpg->rel_tgt_ids[t] = tt->rel_tgt_id;
 			}
 			tpg->nports = tg->ntargets;

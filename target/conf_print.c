@@ -289,25 +289,6 @@ static void print_drivers(struct printer *p, const struct tgt_config *cfg)
 	}
 }
 
-static const char *state_name(enum scsi_alua_state s)
-{
-	switch (s) {
-	case ALUA_ACTIVE_OPTIMIZED:
-		return "active";
-	case ALUA_ACTIVE_NONOPTIMIZED:
-		return "nonoptimized";
-	case ALUA_STANDBY:
-		return "standby";
-	case ALUA_UNAVAILABLE:
-		return "unavailable";
-	case ALUA_OFFLINE:
-		return "offline";
-	case ALUA_TRANSITIONING:
-		return "transitioning";
-	}
-	return "active";
-}
-
 static void print_alua(struct printer *p, const struct tgt_config *cfg)
 {
 	static const char *const tg_fields[] = {"group_id", "state", "preferred", NULL};
@@ -329,7 +310,7 @@ static void print_alua(struct printer *p, const struct tgt_config *cfg)
 			indent(p, 2);
 			fprintf(p->out, "group_id %u\n", tpg->group_id);
 			indent(p, 2);
-			fprintf(p->out, "state %s\n", state_name(tpg->state));
+			fprintf(p->out, "state %s\n", scsi_alua_state_name(tpg->state));
 			indent(p, 2);
 			fprintf(p->out, "preferred %d\n", tpg->preferred);
 			attrs(p, 2, &tg->attrs, tg_fields);

@@ -61,6 +61,10 @@ Test(conf_alua, groups_ports_and_states)
 	cr_assert_eq(ag->tpgs[1].rel_tgt_ids[1], 42);
 	cr_assert_eq(ag->tpgs[2].state, ALUA_TRANSITIONING);
 	cr_assert_eq(ag->tpgs[2].nports, 0);
+	/* a group with a target of this file is local (alua_follow_lock announces it) */
+	cr_assert(ag->tpgs[0].local);
+	cr_assert(ag->tpgs[1].local, "t2 is here, remote is not");
+	cr_assert_not(ag->tpgs[2].local);
 	const struct tgt_device_group *dg = &cfg->device_groups[0];
 	cr_assert_eq(dg->alua, ag);
 	cr_assert_eq(dg->tgroups[0].targets[0].local, t1);

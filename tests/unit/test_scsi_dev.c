@@ -96,6 +96,33 @@ Test(dev, open_errors)
 	scsi_dev_destroy(d);
 }
 
+/* alua_follow_lock announces this gateway's port group: without a DEVICE_GROUP holding one of
+ * its targets there is none, and open says so before touching the store. */
+Test(dev, follow_lock_needs_a_local_target_port_group)
+{
+	struct scsi_dev_params p;
+	struct scsi_tpg tpg = {.group_id = 7, .local = false};
+	struct scsi_alua_group g = {.ntpgs = 1, .tpgs = &tpg};
+	struct backstore *b = ram(1 << 20, 512);
+	struct scsi_dev *d;
+	char err[256] = "";
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "shared");
+	b->ceph.alua_follow_lock = true;
+	d = scsi_dev_new(&p, b);
+	cr_assert_neq(scsi_dev_open(d, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "shared: alua_follow_lock needs the device in a DEVICE_GROUP"), "%s",
+		  err);
+	d->alua = &g; /* only a peer's group */
+	cr_assert_neq(scsi_dev_open(d, err, sizeof(err)), 0);
+	tpg.local = true;
+	cr_assert_eq(scsi_dev_open(d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(b->local_group, 7);
+	d->alua = NULL;
+	scsi_dev_destroy(d);
+}
+
 /* A fileio LU on an existing file of `file_size` bytes, `size` configured (0: none). */
 static struct scsi_dev *file_dev(const char *path, uint64_t file_size, uint64_t size)
 {
