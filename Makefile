@@ -42,6 +42,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 all: $(BUILD)/utgtd $(BUILD)/utgt-bench $(BUILD)/utgtadm
 
 $(BUILD)/obj/scsi/backstore/bs_rbd.o $(BUILD)/obj/scsi/backstore/bs_rbd_pr.o \
+  $(BUILD)/obj/scsi/backstore/bs_rbd_gw.o \
   $(BUILD)/obj/tests/unit/test_bs_rbd_pr.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
 
 $(BUILD)/obj/%.o: %.c
@@ -108,7 +109,8 @@ test: deps
 
 # vdisk_rbd against a Ceph cluster it brings up on 127.0.0.1 (tests/rbd/, docs/rbd.md):
 # iscsi-test-cu beside a fileio LU, verified utgt-bench, resize and fencing, persistent
-# reservations shared by two gateways.  About 3 min,
+# reservations shared by two gateways, two gateways on one image with the owner killed
+# (tests/rbd/suite_*.sh).  About 4 min,
 # plus ~80 s of packages on a fresh machine (scripts/deps.sh rbd); not part of `make test`.
 rbdtest: deps
 	@scripts/deps.sh rbd

@@ -292,6 +292,37 @@ static bool set_ceph_keyring(struct cfg *c, const struct utgt_attr *a)
 	return get_abs_path(c, a, c->bs->ceph.keyring, sizeof(c->bs->ceph.keyring));
 }
 
+/* Several gateways on one image (docs/rbd.md): the ALUA state follows the exclusive lock. */
+static bool set_alua_follow_lock(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_bool(c, a, &c->bs->ceph.alua_follow_lock);
+}
+
+/* What the gateways that do not own the image report: active/non-optimized (reads served,
+ * writes answered "transitioning") or standby (nothing served). */
+static bool set_nonowner_state(struct cfg *c, const struct utgt_attr *a)
+{
+	if (!strcasecmp(a->value, "nonoptimized") || !strcasecmp(a->value, "standby")) {
+		c->bs->ceph.nonowner_standby = !strcasecmp(a->value, "standby");
+		return true;
+	}
+	bad(c, a, "expected nonoptimized or standby");
+	return false;
+}
+
+/* Seconds the lock owner may stay silent before a peer fences it and takes over. */
+static bool set_lock_grace(struct cfg *c, const struct utgt_attr *a)
+{
+	uint64_t v;
+
+	if (!parse_u64(a->value, &v) || v < 2 || v > 3600) {
+		bad(c, a, "expected seconds, 2 to 3600");
+		return false;
+	}
+	c->bs->ceph.lock_grace_ms = (unsigned)v * 1000;
+	return true;
+}
+
 /* utgt's own: pace SANITIZE (a whole-LU overwrite at full speed starves the store's other
  * users; a real medium takes its time too). */
 static bool set_sanitize_rate(struct cfg *c, const struct utgt_attr *a)
@@ -523,6 +554,9 @@ static const struct attr_def attr_defs[] = {
     {"ceph_conf", H_RBD, K_USED, set_ceph_conf},
     {"ceph_user", H_RBD, K_USED, set_ceph_user},
     {"ceph_keyring", H_RBD, K_USED, set_ceph_keyring},
+    {"alua_follow_lock", H_RBD, K_USED, set_alua_follow_lock},
+    {"alua_nonowner_state", H_RBD, K_USED, set_nonowner_state},
+    {"alua_lock_grace", H_RBD, K_USED, set_lock_grace},
     {"dummy", H_NULL, K_USED, set_dummy},
     {"read_zero", H_NULL, K_USED, set_read_zero},
     {"rotational", H_ALL, K_USED, set_rotational},

@@ -55,6 +55,13 @@ const char *scsi_dev_setup_differs(const struct scsi_dev *live, const struct scs
 		return "ceph_user";
 	if (strcmp(a->ceph.keyring, b->ceph.keyring))
 		return "ceph_keyring";
+	/* the lock thread is started at open with these */
+	if (a->ceph.alua_follow_lock != b->ceph.alua_follow_lock)
+		return "alua_follow_lock";
+	if (a->ceph.nonowner_standby != b->ceph.nonowner_standby)
+		return "alua_nonowner_state";
+	if (a->ceph.lock_grace_ms != b->ceph.lock_grace_ms)
+		return "alua_lock_grace";
 	if (block_size_of(live) != block_size_of(fresh))
 		return "blocksize";
 #define FLAG(f, name)                                                                              	if (a->f != b->f)                                                                          		return name;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scsi/backstore/bs_rbd_lock.h"
 #include "scsi/scsi_dev.h"
 #include "target/admin.h"
 
@@ -95,6 +96,37 @@ static void show_targets(const struct admin_info *ai, struct ut_json *j)
 	ut_json_end_arr(j);
 }
 
+/* vdisk_rbd with alua_follow_lock: who owns the image, what this gateway's port group
+ * reports, and the cluster's health as the monitors last said it. */
+static void show_lock(const struct scsi_dev *dev, struct ut_json *j)
+{
+	const struct backstore *bs = dev->bs;
+	const struct scsi_alua_group *g = dev->alua;
+	struct bs_lock_status ls;
+
+	memset(&ls, 0, sizeof(ls));
+	ls.owner_group = -1;
+	bs->ops->lock_status((struct backstore *)bs, &ls);
+	ut_json_obj(j, "rbd_lock");
+	ut_json_str(j, "role", bs_lock_role_name(ls.role));
+	ut_json_str(j, "owner", ls.owner[0] ? ls.owner : NULL);
+	if (ls.owner_group >= 0)
+		ut_json_u64(j, "owner_group", (uint64_t)ls.owner_group);
+	else
+		ut_json_str(j, "owner_group", NULL);
+	ut_json_str(j, "client", ls.self);
+	ut_json_u64(j, "takeovers", ls.takeovers);
+	ut_json_u64(j, "fenced", ls.fenced);
+	ut_json_end_obj(j);
+	for (unsigned i = 0; g && i < g->ntpgs; i++)
+		if (g->tpgs[i].local) {
+			ut_json_str(j, "alua_state",
+				    scsi_alua_state_name(scsi_tpg_state(dev, &g->tpgs[i])));
+			break;
+		}
+	ut_json_str(j, "cluster_health", ls.health[0] ? ls.health : NULL);
+}
+
 static void show_devices(const struct admin_info *ai, struct ut_json *j)
 {
 	const struct tgt_config *cfg = ai->run->cfg;
@@ -115,6 +147,8 @@ static void show_devices(const struct admin_info *ai, struct ut_json *j)
 
 			snprintf(spec, sizeof(spec), "%s/%s", dev->bs->ceph.pool, dev->bs->ceph.image);
 			ut_json_str(j, "rbd_image", spec);
+			if (dev->open && dev->bs->ceph.alua_follow_lock && dev->bs->ops->lock_status)
+				show_lock(dev, j);
 		}
 		ut_json_bool(j, "open", dev && dev->open);
 		if (dev && dev->open) {

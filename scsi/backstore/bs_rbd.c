@@ -25,7 +25,8 @@
 
 static const char *const rbd_attrs[] = {"pool", "image", "ceph_conf", "ceph_user", "ceph_keyring",
 					"size", "size_mb", "blocksize", "read_only",
-					"thin_provisioned", NULL};
+					"thin_provisioned", "alua_follow_lock",
+					"alua_nonowner_state", "alua_lock_grace", NULL};
 
 #ifndef UTGT_HAVE_RBD
 
@@ -59,11 +60,13 @@ const struct backstore_ops bs_rbd_ops = {
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ut_log.h"
 #include "scsi/backstore/bs_aio.h"
 #include "scsi/backstore/bs_rbd_pr.h"
+#include "scsi/backstore/bs_rbd_gw.h"
 #include "scsi/backstore/bs_util.h"
 
 const bool bs_rbd_available = true;
@@ -96,13 +99,23 @@ struct rbd_req {
 	struct rbd_req *next;
 };
 
-struct rbd_store {
-	struct backstore *bs;
+/* One client's view of the image: replaced whole when a fenced gateway reconnects. */
+struct rbd_conn {
 	rados_t cluster;
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
 	uint64_t watch;
 	bool watching;
+};
+
+struct rbd_store {
+	struct backstore *bs;
+	/* read-locked around every librbd call on c, write-locked while a reopen swaps it */
+	pthread_rwlock_t swap;
+	struct rbd_conn c;
+	/* the client the persistent reservation store (bs_rbd_pr.c) was opened on: a reopen
+	 * after a fence keeps it until the store is closed */
+	rados_t pr_cluster;
 
 	int efd;
 	pthread_t reaper;
@@ -112,6 +125,7 @@ struct rbd_store {
 	unsigned inflight;
 	bool stopping;
 	atomic_bool size_check; /* the update watch fired: re-read the image size */
+	struct rbd_gw *gw;	/* alua_follow_lock: one of several gateways (bs_rbd_gw.c) */
 };
 
 static void rbd_ring(struct rbd_store *s)
@@ -159,8 +173,12 @@ static enum bs_status rbd_status(const struct rbd_store *s, ssize_t ret, enum bs
 		return BS_ETIMEDOUT;
 	case ESHUTDOWN: /* librbd's EBLOCKLISTED: another gateway fenced this one */
 		return BS_EFENCED;
-	case EROFS: /* the exclusive lock was taken from a writable image */
-		return s->bs->read_only ? BS_EROFS : BS_EFENCED;
+	case EROFS: /* another client holds the exclusive lock of a writable image */
+		if (s->bs->read_only)
+			return BS_EROFS;
+		/* one of several gateways: the owner changed under this write (retried, and
+		 * the initiator moves to the owner); alone, the lock was taken from us */
+		return s->gw ? BS_ETRANSITION : BS_EFENCED;
 	case EILSEQ:
 		return op == BS_COMPARE_WRITE ? BS_MISCOMPARE : BS_EIO;
 	default:
@@ -207,13 +225,16 @@ static int rbd_issue(struct rbd_req *r)
 	struct rbd_store *s = r->s;
 	struct bs_io *io = r->io;
 	uint32_t bsz = s->bs->block_size;
+	rbd_image_t image;
 	int n, ret;
 
 	ret = rbd_aio_create_completion(r, rbd_aio_done, &r->c);
 	if (ret < 0)
 		return ret;
+	pthread_rwlock_rdlock(&s->swap);
+	image = s->c.image;
 	if (r->step == STEP_FLUSH) {
-		ret = rbd_aio_flush(s->image, r->c);
+		ret = rbd_aio_flush(image, r->c);
 		goto out;
 	}
 	switch (io->op) {
@@ -224,14 +245,14 @@ static int rbd_issue(struct rbd_req *r)
 			ret = n;
 			break;
 		}
-		ret = io->op == BS_READ ? rbd_aio_readv(s->image, r->iov, n, io->off, r->c)
-					: rbd_aio_writev(s->image, r->iov, n, io->off, r->c);
+		ret = io->op == BS_READ ? rbd_aio_readv(image, r->iov, n, io->off, r->c)
+					: rbd_aio_writev(image, r->iov, n, io->off, r->c);
 		break;
 	case BS_FLUSH:
-		ret = rbd_aio_flush(s->image, r->c);
+		ret = rbd_aio_flush(image, r->c);
 		break;
 	case BS_UNMAP:
-		ret = rbd_aio_discard(s->image, io->off, io->len, r->c);
+		ret = rbd_aio_discard(image, io->off, io->len, r->c);
 		break;
 	case BS_WRITE_SAME:
 		r->buf = malloc(bsz);
@@ -242,8 +263,8 @@ static int rbd_issue(struct rbd_req *r)
 		bs_write_same_block(s->bs, io, r->buf);
 		/* a zero block: deallocate what whole objects it covers, zero the rest */
 		ret = all_zero(r->buf, bsz)
-			  ? rbd_aio_write_zeroes(s->image, io->off, io->len, r->c, 0, 0)
-			  : rbd_aio_writesame(s->image, io->off, io->len, r->buf, bsz, r->c, 0);
+			  ? rbd_aio_write_zeroes(image, io->off, io->len, r->c, 0, 0)
+			  : rbd_aio_writesame(image, io->off, io->len, r->buf, bsz, r->c, 0);
 		break;
 	case BS_COMPARE_WRITE:
 		r->buf = malloc(2 * io->len);
@@ -252,7 +273,7 @@ static int rbd_issue(struct rbd_req *r)
 			break;
 		}
 		bs_iov_to_buf(r->buf, io->iov, io->iovcnt, 0, 2 * io->len);
-		ret = (int)rbd_aio_compare_and_write(s->image, io->off, io->len, r->buf,
+		ret = (int)rbd_aio_compare_and_write(image, io->off, io->len, r->buf,
 						     r->buf + io->len, r->c, &r->mismatch, 0);
 		break;
 	default:
@@ -260,6 +281,7 @@ static int rbd_issue(struct rbd_req *r)
 		break;
 	}
 out:
+	pthread_rwlock_unlock(&s->swap);
 	if (ret < 0)
 		rbd_aio_release(r->c);
 	return ret;
@@ -320,7 +342,11 @@ static void rbd_check_size(struct rbd_store *s)
 	struct backstore *bs = s->bs;
 	uint64_t bytes;
 	char err[128];
-	int ret = rbd_get_size(s->image, &bytes);
+	int ret;
+
+	pthread_rwlock_rdlock(&s->swap);
+	ret = rbd_get_size(s->c.image, &bytes);
+	pthread_rwlock_unlock(&s->swap);
 
 	if (ret < 0) {
 		UT_LOG_RL(LOG_WARNING, "%s: cannot read the image size: %s", bs->name,
@@ -382,6 +408,15 @@ static void rbd_submit(struct backstore *bs, struct bs_io *io)
 
 	if (st == BS_OK && io->op == BS_UNMAP && !bs->can_unmap)
 		st = BS_ENOTSUP;
+	/* several gateways: only the lock owner writes (a write handed to librbd here would
+	 * ask the owner for the lock); the others say "transitioning", and the initiator
+	 * retries and moves to the owner */
+	if (st == BS_OK && s->gw && io->op != BS_READ && io->op != BS_FLUSH) {
+		enum bs_lock_role role = bs_rbd_gw_role(s->gw);
+
+		if (role != BS_LOCK_OWNER)
+			st = role == BS_LOCK_FENCED ? BS_EFENCED : BS_ETRANSITION;
+	}
 	if (st != BS_OK) {
 		io->cb(io, st);
 		return;
@@ -417,20 +452,20 @@ static int rbd_default_timeout(rados_t cl, const char *opt)
 	return rados_conf_set(cl, opt, RBD_OP_TIMEOUT);
 }
 
-/* Connect as client.<ceph_user> with ceph_conf (or librados's own search) and ceph_keyring. */
-static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
+/* Connect as client.<ceph_user> with ceph_conf (or librados's own search) and ceph_keyring,
+ * and open the image; on failure k holds what to rbd_disconnect. */
+static int rbd_connect(struct backstore *bs, struct rbd_conn *k, char *err, size_t errlen)
 {
-	struct backstore *bs = s->bs;
 	const struct bs_ceph_params *c = &bs->ceph;
 	const char *user = c->user[0] ? c->user : "admin";
-	int ret = rados_create(&s->cluster, user);
+	int ret = rados_create(&k->cluster, user);
 
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: rados_create(client.%s): %s", bs->name, user,
 			 strerror(-ret));
 		return -1;
 	}
-	ret = rados_conf_read_file(s->cluster, c->conf[0] ? c->conf : NULL);
+	ret = rados_conf_read_file(k->cluster, c->conf[0] ? c->conf : NULL);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: cannot read the Ceph configuration %s: %s", bs->name,
 			 c->conf[0] ? c->conf : "(CEPH_CONF, /etc/ceph/ceph.conf)", strerror(-ret));
@@ -438,28 +473,28 @@ static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
 	}
 	/* write-through (see the top of this file), bounded waits, and discards that zero
 	 * partial objects too, so an unmapped block reads back as zeros (LBPRZ) */
-	if ((ret = rados_conf_set(s->cluster, "rbd_cache", "false")) < 0 ||
-	    (ret = rbd_default_timeout(s->cluster, "rados_osd_op_timeout")) < 0 ||
-	    (ret = rbd_default_timeout(s->cluster, "rados_mon_op_timeout")) < 0 ||
-	    (ret = rados_conf_set(s->cluster, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0 ||
-	    (ret = rados_conf_set(s->cluster, "rbd_skip_partial_discard", "false")) < 0 ||
-	    (c->keyring[0] && (ret = rados_conf_set(s->cluster, "keyring", c->keyring)) < 0)) {
+	if ((ret = rados_conf_set(k->cluster, "rbd_cache", "false")) < 0 ||
+	    (ret = rbd_default_timeout(k->cluster, "rados_osd_op_timeout")) < 0 ||
+	    (ret = rbd_default_timeout(k->cluster, "rados_mon_op_timeout")) < 0 ||
+	    (ret = rados_conf_set(k->cluster, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rados_conf_set(k->cluster, "rbd_skip_partial_discard", "false")) < 0 ||
+	    (c->keyring[0] && (ret = rados_conf_set(k->cluster, "keyring", c->keyring)) < 0)) {
 		snprintf(err, errlen, "%s: cannot set a Ceph option: %s", bs->name, strerror(-ret));
 		return -1;
 	}
-	ret = rados_connect(s->cluster);
+	ret = rados_connect(k->cluster);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: cannot connect to the Ceph cluster as client.%s: %s",
 			 bs->name, user, strerror(-ret));
 		return -1;
 	}
-	ret = rados_ioctx_create(s->cluster, c->pool, &s->ioctx);
+	ret = rados_ioctx_create(k->cluster, c->pool, &k->ioctx);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: pool %s: %s", bs->name, c->pool, strerror(-ret));
 		return -1;
 	}
-	ret = bs->read_only ? rbd_open_read_only(s->ioctx, c->image, &s->image, NULL)
-			    : rbd_open(s->ioctx, c->image, &s->image, NULL);
+	ret = bs->read_only ? rbd_open_read_only(k->ioctx, c->image, &k->image, NULL)
+			    : rbd_open(k->ioctx, c->image, &k->image, NULL);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: image %s/%s: %s", bs->name, c->pool, c->image,
 			 strerror(-ret));
@@ -468,21 +503,82 @@ static int rbd_connect(struct rbd_store *s, char *err, size_t errlen)
 	return 0;
 }
 
+static void rbd_disconnect(struct rbd_conn *k)
+{
+	if (k->watching)
+		rbd_update_unwatch(k->image, k->watch);
+	if (k->image)
+		rbd_close(k->image);
+	if (k->ioctx)
+		rados_ioctx_destroy(k->ioctx);
+	if (k->cluster)
+		rados_shutdown(k->cluster);
+	memset(k, 0, sizeof(*k));
+}
+
 static void rbd_teardown(struct rbd_store *s)
 {
-	if (s->watching)
-		rbd_update_unwatch(s->image, s->watch);
-	if (s->image)
-		rbd_close(s->image);
-	if (s->ioctx)
-		rados_ioctx_destroy(s->ioctx);
-	if (s->cluster)
-		rados_shutdown(s->cluster);
+	bs_rbd_gw_stop(s->gw);
+	if (s->pr_cluster && s->pr_cluster != s->c.cluster)
+		rados_shutdown(s->pr_cluster);
+	rbd_disconnect(&s->c);
 	if (s->efd >= 0)
 		close(s->efd);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
+	pthread_rwlock_destroy(&s->swap);
 	free(s);
+}
+
+/* Seconds a reopen waits for the requests issued on the fenced client to end (they fail
+ * fast once the client has the osdmap that blocklists it) before it closes that client. */
+#define RBD_REOPEN_DRAIN_S 60
+
+/* A fenced gateway's way back (bs_rbd_gw.c calls it on its lock thread): a new client, the
+ * image opened again, the I/O path moved to it, the old client closed once idle. */
+static int rbd_reopen(struct backstore *bs, rados_t *cluster, rados_ioctx_t *ioctx,
+		      rbd_image_t *image)
+{
+	struct rbd_store *s = bs->priv;
+	struct rbd_conn fresh = {0}, old;
+	struct timespec until;
+	char err[256];
+	int ret;
+
+	if (!s)
+		return -EAGAIN;
+	if (rbd_connect(bs, &fresh, err, sizeof(err)) < 0) {
+		UT_LOG_RL(LOG_WARNING, "%s", err);
+		rbd_disconnect(&fresh);
+		return -EIO;
+	}
+	ret = rbd_update_watch(fresh.image, &fresh.watch, rbd_header_changed, s);
+	fresh.watching = ret == 0;
+	pthread_rwlock_wrlock(&s->swap);
+	old = s->c;
+	s->c = fresh;
+	pthread_rwlock_unlock(&s->swap);
+	/* nothing new reaches the old client; what it still has in flight must end first */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += RBD_REOPEN_DRAIN_S;
+	pthread_mutex_lock(&s->lock);
+	ret = 0;
+	while (s->inflight && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&s->idle, &s->lock, &until);
+	pthread_mutex_unlock(&s->lock);
+	if (ret == ETIMEDOUT)
+		ut_log(LOG_WARNING,
+		       "%s: the fenced client still has requests after %d s; it stays open", bs->name,
+		       RBD_REOPEN_DRAIN_S);
+	else {
+		if (old.cluster == s->pr_cluster)
+			old.cluster = NULL; /* the reservation store's: closed at teardown */
+		rbd_disconnect(&old);
+	}
+	*cluster = fresh.cluster;
+	*ioctx = fresh.ioctx;
+	*image = fresh.image;
+	return 0;
 }
 
 static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
@@ -506,9 +602,10 @@ static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
 	s->efd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
-	if (rbd_connect(s, err, errlen) < 0)
+	pthread_rwlock_init(&s->swap, NULL);
+	if (rbd_connect(bs, &s->c, err, errlen) < 0)
 		goto fail;
-	ret = rbd_get_size(s->image, &bytes);
+	ret = rbd_get_size(s->c.image, &bytes);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: image %s/%s: cannot read its size: %s", bs->name,
 			 bs->ceph.pool, bs->ceph.image, strerror(-ret));
@@ -530,12 +627,18 @@ static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: eventfd: %s", bs->name, strerror(errno));
 		goto fail;
 	}
-	ret = rbd_update_watch(s->image, &s->watch, rbd_header_changed, s);
+	ret = rbd_update_watch(s->c.image, &s->c.watch, rbd_header_changed, s);
 	if (ret < 0)
 		ut_log(LOG_WARNING, "%s: no update watch on %s/%s (%s): a resize in the cluster "
 				    "is not noticed",
 		       bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
-	s->watching = ret == 0;
+	s->c.watching = ret == 0;
+	if (bs->ceph.alua_follow_lock && !bs->read_only) {
+		s->gw = bs_rbd_gw_start(bs, s->c.cluster, s->c.ioctx, s->c.image, rbd_reopen, err,
+					errlen);
+		if (!s->gw)
+			goto fail;
+	}
 	if (pthread_create(&s->reaper, NULL, rbd_reaper, s) != 0) {
 		snprintf(err, errlen, "%s: cannot start the completion thread", bs->name);
 		goto fail;
@@ -564,9 +667,13 @@ static void rbd_close_store(struct backstore *bs)
 
 	if (!s)
 		return;
-	if (s->watching) {
-		rbd_update_unwatch(s->image, s->watch);
-		s->watching = false;
+	/* no lock calls from here on; rbd_close releases the lock, and a peer takes it at
+	 * its next tick without waiting for a grace period */
+	bs_rbd_gw_stop(s->gw);
+	s->gw = NULL;
+	if (s->c.watching) {
+		rbd_update_unwatch(s->c.image, s->c.watch);
+		s->c.watching = false;
 	}
 	pthread_mutex_lock(&s->lock);
 	while (s->inflight)
@@ -585,7 +692,11 @@ static int rbd_resize_store(struct backstore *bs, uint64_t bytes, char *err, siz
 {
 	struct rbd_store *s = bs->priv;
 	uint64_t now;
-	int ret = rbd_get_size(s->image, &now);
+	int ret;
+
+	pthread_rwlock_rdlock(&s->swap);
+	ret = rbd_get_size(s->c.image, &now);
+	pthread_rwlock_unlock(&s->swap);
 
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: cannot read the image size: %s", bs->name, strerror(-ret));
@@ -601,20 +712,43 @@ static int rbd_resize_store(struct backstore *bs, uint64_t bytes, char *err, siz
 	return bs_set_size(bs, now, err, errlen);
 }
 
+static void rbd_lock_status(struct backstore *bs, struct bs_lock_status *out)
+{
+	struct rbd_store *s = bs->priv;
+
+	if (s && s->gw)
+		bs_rbd_gw_status(s->gw, out);
+}
+
+static int rbd_lock_takeover(struct backstore *bs)
+{
+	struct rbd_store *s = bs->priv;
+
+	if (!s || !s->gw)
+		return -1;
+	bs_rbd_gw_takeover(s->gw);
+	return 0;
+}
+
 /* Persistent reservations live beside the image, shared with every other gateway. */
 static struct pr_store *rbd_pr_store_open(struct backstore *bs, char *err, size_t errlen)
 {
 	struct rbd_store *s = bs->priv;
 	struct pr_store *ps;
 	char id[64], why[256] = "";
-	int ret = rbd_get_id(s->image, id, sizeof(id));
+	int ret;
 
+	pthread_rwlock_rdlock(&s->swap);
+	ret = rbd_get_id(s->c.image, id, sizeof(id));
+	/* the reservation store keeps this client: a reopen after a fence leaves it open */
+	s->pr_cluster = s->c.cluster;
+	pthread_rwlock_unlock(&s->swap);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: image %s/%s has no id for its reservation state: %s",
 			 bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
 		return NULL;
 	}
-	ps = bs_rbd_pr_open(s->cluster, bs->ceph.pool, id, why, sizeof(why));
+	ps = bs_rbd_pr_open(s->pr_cluster, bs->ceph.pool, id, why, sizeof(why));
 	if (!ps)
 		snprintf(err, errlen, "%s: persistent reservation state: %s", bs->name, why);
 	return ps;
@@ -625,6 +759,8 @@ const struct backstore_ops bs_rbd_ops = {
     .attrs = rbd_attrs,
     .pr_store_open = rbd_pr_store_open,
     .open = rbd_open_store,
+    .lock_status = rbd_lock_status,
+    .lock_takeover = rbd_lock_takeover,
     .close = rbd_close_store,
     .submit = rbd_submit,
     .resize = rbd_resize_store,

@@ -17,6 +17,8 @@
 #      persistent reservations made through one are seen and enforced through the other,
 #      concurrent REGISTERs through both lose none, APTPL and restarts, iscsi-test-cu's PR
 #      tests with one initiator on each gateway, a silent gateway fenced; PR OUT cost.
+#   5. every tests/rbd/suite_*.sh, on the same cluster: suite_gateways.sh runs two gateways
+#      on one image with ALUA following its exclusive lock, one killed under a verified run.
 #
 # About 3 minutes once the packages are there (scripts/deps.sh rbd: ~80 s more on a fresh
 # machine).  Environment: UTGTD (default build/utgtd), KEEP=1 keeps the work directory.
@@ -238,6 +240,26 @@ else
 	grep -E '^(ok|figure):' "$WORK/pr.log"
 	bad "rbd_pr.py: $(grep -A12 '^FAIL' "$WORK/pr.log" | head -15)"
 fi
+
+# 5. the suites in files of their own (tests/rbd/suite_*.sh), on this cluster: each gets its
+#    environment (CEPH_CONF, CEPH_ARGS) and a work directory, prints "ok: ..." per check
+#    passed, "FAIL: ..." per check failed, and anything else as information
+for suite in tests/rbd/suite_*.sh; do
+	name=$(basename "$suite" .sh)
+	ts=$SECONDS
+	UTGTD=$UTGTD BENCH=$BENCH UTGTADM="$(dirname "$UTGTD")/utgtadm" timeout -k 10 600 \
+		"$suite" "$WORK/$name" >"$WORK/$name.log" 2>&1
+	rc=$?
+	while read -r l; do
+		case "$l" in
+		ok:*) passed "$name: ${l#ok: }" ;;
+		FAIL:*) bad "$name: ${l#FAIL: }" ;;
+		*) echo "  $name: $l" ;;
+		esac
+	done <"$WORK/$name.log"
+	[ $rc = 0 ] || grep -q '^FAIL:' "$WORK/$name.log" || bad "$name exited $rc: $(tail -3 "$WORK/$name.log")"
+	echo "  $name: $((SECONDS - ts)) s"
+done
 
 if ! kill -0 $PID 2>/dev/null; then
 	bad "utgtd died during the run"

@@ -282,6 +282,34 @@ Test(scsi_dev_config, rbd_attributes)
 	assert_error(dev, 11, "pool", "not valid for handler vdisk_fileio");
 }
 
+Test(scsi_dev_config, rbd_gateway_attributes)
+{
+	struct scsi_dev *dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", "alua_follow_lock",
+				    "1", "alua_nonowner_state", "standby", "alua_lock_grace", "7",
+				    NULL);
+
+	assert_clean(dev);
+	cr_assert(dev->bs->ceph.alua_follow_lock);
+	cr_assert(dev->bs->ceph.nonowner_standby);
+	cr_assert_eq(dev->bs->ceph.lock_grace_ms, 7000);
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", NULL);
+	assert_clean(dev);
+	cr_assert(!dev->bs->ceph.alua_follow_lock, "one gateway by default");
+	cr_assert(!dev->bs->ceph.nonowner_standby, "non-owners active/non-optimized by default");
+	cr_assert_eq(dev->bs->ceph.lock_grace_ms, 0, "0: the store's default (15 s)");
+	scsi_dev_destroy(dev);
+
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", "alua_nonowner_state", "active",
+		   NULL);
+	assert_error(dev, 12, "alua_nonowner_state", "nonoptimized or standby");
+	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", "alua_lock_grace", "1", NULL);
+	assert_error(dev, 12, "alua_lock_grace", "2 to 3600");
+	dev = conf("vdisk_fileio", "d", "filename", F, "alua_follow_lock", "1", NULL);
+	assert_error(dev, 11, "alua_follow_lock", "not valid for handler vdisk_fileio");
+}
+
 Test(scsi_dev_config, size_and_size_mb)
 {
 	struct scsi_dev *dev = conf("vdisk_fileio", "d", "filename", F, "size", "10G", NULL);
