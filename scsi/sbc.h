@@ -67,6 +67,7 @@ struct sbc_cmd {
 	bool rl_woken;              /* sbc_range_lock_wait(): the grant has been signalled */
 	uint8_t rl_state;
 	sbc_resume_fn resume;       /* called once the lock, first refused, is granted */
+	struct sbc_stream *stream;  /* a READ produced in pieces (sbc_stream.c) */
 };
 
 struct sbc_cmd *sbc_cmd_new(struct scsi_task *t);
@@ -107,6 +108,15 @@ enum scsi_sr sbc_locked_work(struct scsi_task *t, uint64_t lba, uint64_t n, bool
  * backstore I/O over the task's iovecs.  `excl`: lock the range exclusively (WRITE ATOMIC).
  * Returns SR_ASYNC, SR_OK (nothing to move) or an error. */
 enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool write, bool excl);
+
+/* ---- a READ longer than its room, in pieces (sbc_stream.c) ---- */
+
+/* Start reading `bytes` (already validated, more than `room`) of the READ t in pieces into
+ * its ring of `room` bytes (scsi_task.h, "Data-in in pieces").  SR_ASYNC or an error. */
+struct sbc_stream;
+enum scsi_sr sbc_read_stream(struct scsi_task *t, const struct sbc_cdb *cdb, uint32_t bytes,
+			     size_t room);
+void sbc_stream_free(struct sbc_stream *s);
 
 /* ---- synchronous I/O for worker-run commands (sbc_io.c) ---- */
 

@@ -22,6 +22,7 @@ void sbc_cmd_free(struct sbc_cmd *c)
 	if (!c)
 		return;
 	sbc_range_unlock(c);
+	sbc_stream_free(c->stream);
 	if (c->t && c->t->core.ctx == c)
 		c->t->core.ctx = NULL;
 	if (c->iov != c->iov_small)

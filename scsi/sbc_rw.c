@@ -1,5 +1,6 @@
 /* READ and WRITE (6/10/12/16): the hot path.  One backstore I/O straight over the task's own
- * iovecs (no data copy), submitted from the handler, completed from the backstore's callback.
+ * iovecs (no data copy), submitted from the handler, completed from the backstore's callback;
+ * a READ longer than the room its transport gave it goes in pieces (sbc_stream.c).
  *
  * How much moves follows the residual rule of scsi/scsi_data.c: min(CDB length, expected
  * transfer length).  A WRITE whose expected length is shorter than its CDB writes only the
@@ -87,6 +88,8 @@ enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool w
 	io_len = (bytes + bsz - 1) / bsz * bsz; /* a WRITE's bytes are whole blocks (above) */
 	if (!io_len)
 		return SR_OK;
+	if (!write && t->din_ready && bs_iov_total(t->iov, t->iovcnt) < bytes)
+		return sbc_read_stream(t, cdb, (uint32_t)bytes, bs_iov_total(t->iov, t->iovcnt));
 
 	c = sbc_cmd_new(t);
 	if (!c)

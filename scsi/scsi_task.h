@@ -108,6 +108,9 @@ struct scsi_task {
 	int iovcnt;
 	void (*done)(struct scsi_task *task);
 	void *priv;                    /* transport's own */
+	/* Optional: data-in in pieces (see "Data-in in pieces" below).  NULL: iov holds the
+	 * whole of exp_xfer_len. */
+	void (*din_ready)(struct scsi_task *task, uint32_t off, uint32_t len);
 
 	/* ---- filled by the core before done() ---- */
 	uint8_t status;                /* SAM status byte */
@@ -160,6 +163,29 @@ struct scsi_task {
 
 /* Submit a task.  task->done is called exactly once. */
 void scsi_task_execute(struct scsi_task *task);
+
+/* Data-in in pieces.  A transport that sets din_ready on a data-in task may give it iov room
+ * for less than exp_xfer_len: `room` bytes, a multiple of SCSI_DIN_ROOM_ALIGN and at least
+ * SCSI_DIN_ROOM_MIN.  A READ that moves more than the room is then read from the backstore
+ * in pieces of room / 2 bytes into iov used as a ring (byte X of the transfer at offset
+ * X % room), at most two pieces at a time, and never more than the room holds unsent:
+ *   - din_ready(t, off, len), from any thread, hands over bytes [off, off + len) of the
+ *     transfer, in order, one piece after the other; never the last piece;
+ *   - the transport gives the room back with scsi_task_din_sent(t, off + len) once those
+ *     bytes are sent (on its own thread, never from inside din_ready);
+ *   - done() comes once, after every piece handed over was given back: with GOOD the last
+ *     piece is in the ring and data_len counts the whole transfer, so what follows the
+ *     pieces is sent with the status; with any other status data_len is 0 (the pieces sent
+ *     already are not data the initiator may use, as SAM says of a failed command);
+ *   - scsi_task_din_stop(t): the transport will send nothing more (its connection is gone);
+ *     every piece handed over counts as given back, no more are read, and the command ends
+ *     as aborted once its reads in flight have come back.  Only while it holds a piece.
+ * A TMF that aborts the command stops it before its next piece.  Every other command's
+ * data-in is at most SCSI_DIN_ROOM_MIN bytes and goes into the room as usual. */
+#define SCSI_DIN_ROOM_MIN   (2u << 20)
+#define SCSI_DIN_ROOM_ALIGN (128u << 10)
+void scsi_task_din_sent(struct scsi_task *task, uint32_t upto);
+void scsi_task_din_stop(struct scsi_task *task);
 
 /* Task management functions (SAM-5 names). */
 enum scsi_tmf_fn {
