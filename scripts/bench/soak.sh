@@ -10,7 +10,7 @@
 #
 #   scripts/bench/soak.sh [-t MINUTES]      (default 10; "-t 30s" for seconds)
 #
-# The target has the budgets iscsi_hostile.sh tests (mem_limit 96M, session_mem_limit 64M,
+# The target has the budgets iscsi_hostile.sh tests (mem_limit 96M, session_mem_limit 16M,
 # max_sessions 4, max_connections 8, NopInInterval 0).  Sampled once a second from /proc.
 set -u
 cd "$(dirname "$0")/../.."
@@ -64,7 +64,7 @@ TARGET_DRIVER iscsi {
 	max_connections 8
 	TARGET $IQN {
 		enabled 1
-		session_mem_limit 64M
+		session_mem_limit 16M
 		NopInInterval 0
 		LUN 0 hostile
 		LUN 1 verified

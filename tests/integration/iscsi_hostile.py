@@ -3,7 +3,7 @@
 
 usage: iscsi_hostile.py HOST PORT TARGET_IQN UTGTD_PID UTGTADM ADMIN_SOCKET [SECONDS]
 
-The target is configured (iscsi_hostile.sh) with session_mem_limit 64M, mem_limit 96M,
+The target is configured (iscsi_hostile.sh) with session_mem_limit 16M, mem_limit 96M,
 max_sessions 4, max_connections 8 and NopInInterval 0.  Each attack runs on its own session
 and never reads what the target sends; the test waits for a condition the daemon reaches and
 then holds (every command taken was answered, refused or rejected; or input stopped for
@@ -33,7 +33,7 @@ HOST, PORT, IQN, PID, ADM, SOCK = (sys.argv[1], int(sys.argv[2]), sys.argv[3], i
 SOAK_SECONDS = float(sys.argv[7]) if len(sys.argv) > 7 else 0
 OURS = ("iqn.2026-12.org.utgt:hostile", "iqn.2026-12.org.utgt:healthy")
 MiB = 1 << 20
-SESSION_BUDGET = 64 * MiB
+SESSION_BUDGET = 16 * MiB
 GLOBAL_BUDGET = 96 * MiB
 MARGIN = 40 * MiB        # rx/tx buffers, a worker's buffer cache filling, allocator slack
 BIG = 32 * MiB           # one READ(16): 65536 blocks of 512 bytes
@@ -115,15 +115,15 @@ def limits(s):
     return s.get("limits", {}) if s else {}
 
 
-def answered(isid, sent):
-    """Every command sent was executed (it sits in the tx queue), refused for memory or
-    rejected as one immediate command too many."""
+def answered(isid, sent, started0):
+    """Every command sent was started (its pieces wait for the client to read them),
+    refused for memory or rejected as one immediate command too many."""
     def cond():
         s = session_of(isid)
         if not s:
             return False
         lim = limits(s)
-        done = s["counters"]["read_commands"] + lim.get("refused_mem", 0) + \
+        done = lim.get("started", 0) - started0 + lim.get("refused_mem", 0) + \
             lim.get("rejected_immediate", 0)
         return done >= sent
     return cond
@@ -139,6 +139,7 @@ def read_flood(name, isid, n, immediate):
     """n READ(16) of 32 MiB that are never read back (findings 1 and 2)."""
     base = quiet()
     c = login(isid)
+    started0 = limits(session_of(isid)).get("started", 0)  # the login's TEST UNIT READYs
     raw = b""
     for i in range(n):
         cmd_sn = c.cmd_sn if immediate else c.cmd_sn + i
@@ -149,21 +150,21 @@ def read_flood(name, isid, n, immediate):
     bound = base + SESSION_BUDGET + MARGIN
     # a non-immediate flood beyond the CmdSN window (32) is dropped by the window itself
     took = n if immediate else min(n, 32)
-    if wait_for(name, answered(isid, took), bound):
+    if wait_for(name, answered(isid, took, started0), bound):
         s = session_of(isid)
         lim = limits(s)
         rss = status_kb("VmRSS")
-        print("     %s: %d sent, %d executed, %d refused (TASK SET FULL), %d rejected "
+        print("     %s: %d sent, %d started, %d refused (TASK SET FULL), %d rejected "
               "(immediate), %d MiB held; RSS %d -> %d MiB" %
-              (name, n, s["counters"]["read_commands"], lim.get("refused_mem", 0),
+              (name, n, lim.get("started", 0) - started0, lim.get("refused_mem", 0),
                lim.get("rejected_immediate", 0), lim.get("mem_bytes", 0) // MiB,
                base // MiB, rss // MiB), flush=True)
         check(lim.get("mem_bytes", 1 << 62) <= SESSION_BUDGET,
-              "%s: the session holds %d MiB, within its 64 MiB budget"
+              "%s: the session holds %d MiB, within its 16 MiB budget"
               % (name, lim.get("mem_bytes", 0) // MiB))
         check(lim.get("refused_mem", 0) > 0, "%s: commands over the budget were refused" % name)
         check(rss - base <= SESSION_BUDGET + MARGIN,
-              "%s: RSS grew %d MiB (budget 64 + margin 40)" % (name, (rss - base) // MiB))
+              "%s: RSS grew %d MiB (budget 16 + margin 40)" % (name, (rss - base) // MiB))
     c.close()
 
 

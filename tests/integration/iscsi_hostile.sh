@@ -23,7 +23,7 @@ TARGET_DRIVER iscsi {
 	max_connections 8
 	TARGET $T {
 		enabled 1
-		session_mem_limit 64M
+		session_mem_limit 16M
 		NopInInterval 0
 		LUN 0 rd0
 	}

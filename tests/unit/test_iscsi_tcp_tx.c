@@ -220,6 +220,60 @@ Test(iscsi_tcp_tx, long_stream_refills_the_ring)
 	free(t);
 }
 
+/* A READ sent in pieces from a ring: two pieces of 48 KiB from a 96 KiB ring, then the last
+ * 20000 bytes with the status.  DataSN and offsets run on across pieces, a piece's end is
+ * no sequence end (F only at MaxBurstLength and at the very end), the S bit only on the
+ * last PDU, and each piece's data comes from its place in the ring. */
+Test(iscsi_tcp_tx, datain_in_pieces_from_a_ring)
+{
+	struct txfix f;
+	const uint32_t room = 96 * 1024, piece = room / 2, total = 2 * piece + 20000;
+	struct iscsit_task *t = read_task(room, 0, SCSI_RESID_NONE, 0);
+	uint8_t *out = malloc(400000);
+	uint32_t data_off = 0, sn = 0, ends[3] = {piece, 2 * piece, 0};
+	size_t len, off = 0;
+
+	fx_init(&f, 16384, 65536, false, false);
+	t->conn = &f.c;
+	t->din_status = true;
+	t->stat_sn = 49;
+	t->din_len = total;
+	/* the ring's second lap: the last part overwrites the first piece's place */
+	for (int k = 0; k < 3; k++) {
+		struct iscsit_txe *e = iscsit_txe_new();
+
+		e->kind = TXE_DATAIN;
+		e->task = t;
+		e->din_end = ends[k];
+		iscsit_tx_queue(&f.c, e);
+	}
+	len = flatten(&f.c, out, 400000);
+	while (off < len) {
+		const uint8_t *h = out + off;
+		uint32_t dl = bhs_dsl(h);
+		bool last = data_off + dl == total;
+
+		cr_assert_eq(bhs_opcode(h), ISCSI_OP_DATA_IN);
+		cr_assert_eq(bhs_w36(h), sn++, "DataSN");
+		cr_assert_eq(bhs_w40(h), data_off, "offset");
+		cr_assert(dl <= 16384);
+		cr_assert(data_off / piece == (data_off + dl - 1) / piece, "no PDU across pieces");
+		cr_assert_eq(!!(h[1] & ISCSI_FLAG_FINAL), last || (data_off + dl) % 65536 == 0,
+			     "F at %u", data_off + dl);
+		cr_assert_eq(!!(h[1] & ISCSI_DATAIN_STATUS), last, "S only at the end");
+		cr_assert_eq(memcmp(h + 48, (uint8_t *)t->iov1.iov_base + data_off % room, dl), 0,
+			     "data from its place in the ring");
+		off += 48 + dl + iscsi_pad4(dl);
+		data_off += dl;
+	}
+	cr_assert_eq(data_off, total);
+	cr_assert_eq(sn, 3 + 3 + 2, "3 + 3 PDUs of 16 KiB, then 16384 + 3616");
+	iscsit_tcp_consumed(&f.c, len);
+	free(out);
+	free(t->iov1.iov_base);
+	free(t);
+}
+
 Test(iscsi_tcp_tx, discard_runs_every_completion_once)
 {
 	struct txfix f;

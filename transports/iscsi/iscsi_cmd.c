@@ -95,20 +95,20 @@ void iscsit_task_free(struct iscsit_task *t)
  * session's share the command ends with TASK SET FULL, over the global budget with BUSY, so
  * the initiator retries later; the buffer of an answered command is released once its
  * data went out. */
-static int alloc_buf(struct iscsit_task *t, enum scsi_sr *why)
+static int alloc_buf(struct iscsit_task *t, uint32_t len, enum scsi_sr *why)
 {
 	struct iscsit_conn *c = t->conn;
 	bool global;
 
-	if (t->niov || !t->edtl)
+	if (t->niov || !len)
 		return 0;
-	if (!iscsit_mem_charge(c->sess, t->edtl, &global)) {
+	if (!iscsit_mem_charge(c->sess, len, &global)) {
 		atomic_fetch_add(&c->sess->refused_mem, 1);
 		*why = global ? SR_BUSY : SR_TASK_SET_FULL;
 		return -1;
 	}
-	t->charged = t->edtl;
-	if (c->xp->buf_get(t, t->edtl)) {
+	t->charged = len;
+	if (c->xp->buf_get(t, len)) {
 		iscsit_mem_uncharge(c->ctx, c->sess, t->charged);
 		t->charged = 0;
 		*why = SR_NO_MEMORY;
@@ -171,13 +171,14 @@ static void task_sent(struct iscsit_txe *e)
 		iscsit_logout_maybe_answer(c);
 }
 
-/* How many Data-In PDUs datain_next() will cut len bytes into. */
-static uint32_t datain_count(uint32_t len, uint32_t mrdsl, uint32_t burst)
+/* How many Data-In PDUs the transmit side cuts bytes [off, end) of a read into (at
+ * MaxRecvDataSegmentLength, at each MaxBurstLength sequence end, and at the end). */
+static uint32_t datain_count(uint32_t off, uint32_t end, uint32_t mrdsl, uint32_t burst)
 {
-	uint32_t n = 0, off = 0;
+	uint32_t n = 0;
 
-	while (off < len) {
-		uint32_t chunk = len - off < mrdsl ? len - off : mrdsl;
+	while (off < end) {
+		uint32_t chunk = end - off < mrdsl ? end - off : mrdsl;
 		uint32_t burst_end = (off / burst + 1) * burst;
 
 		if (off + chunk > burst_end)
@@ -238,9 +239,19 @@ static void respond(struct iscsit_task *t)
 	}
 	if (st->dir == SCSI_DIR_READ && t->niov)
 		din = st->data_len < t->edtl ? st->data_len : t->edtl;
+	if (din > t->din_queued + t->buflen) {
+		/* the core fills at most the room (scsi_task.h): never send beyond it */
+		iscsit_log("conn %llu: ITT %#x: %u bytes of data-in beyond its room",
+			   (unsigned long long)c->id, t->itt, din - t->din_queued - t->buflen);
+		din = t->din_queued + t->buflen;
+	}
 	if (st->dir == SCSI_DIR_WRITE)
 		t->exp_data_sn = t->r2t_sn;
-	if (din) {
+	/* ExpDataSN counts Data-In PDUs (those of pieces sent already too): none where the
+	 * transport writes the data */
+	if (c->xp->caps & ISCSIT_XP_PHASE_COLLAPSE)
+		t->exp_data_sn += t->din_pdus;
+	if (din > t->din_queued) {
 		struct iscsit_txe *e = iscsit_txe_new();
 
 		if (!e) {
@@ -249,11 +260,9 @@ static void respond(struct iscsit_task *t)
 			return;
 		}
 		t->din_len = din;
-		t->din_off = 0;
-		t->din_sn = 0;
-		/* ExpDataSN counts Data-In PDUs: none where the transport writes the data */
 		if (c->xp->caps & ISCSIT_XP_PHASE_COLLAPSE)
-			t->exp_data_sn = datain_count(din, s->p.max_xmit_dsl, s->p.max_burst);
+			t->exp_data_sn +=
+			    datain_count(t->din_queued, din, s->p.max_xmit_dsl, s->p.max_burst);
 		e->kind = TXE_DATAIN;
 		e->task = t;
 		t->state = TS_RESPOND;
@@ -284,10 +293,8 @@ static void fail_task(struct iscsit_task *t, enum scsi_sr sr)
 
 /* ---------------------------------------------------------------- execution */
 
-static void task_complete_fn(struct ut_msg *m)
+static void task_complete(struct iscsit_task *t)
 {
-	struct iscsit_task *t =
-	    (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
 	struct iscsit_conn *c = t->conn;
 
 	c->nexec--;
@@ -307,6 +314,20 @@ static void task_complete_fn(struct ut_msg *m)
 		iscsit_logout_maybe_answer(c);
 }
 
+static void task_complete_fn(struct ut_msg *m)
+{
+	struct iscsit_task *t =
+	    (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, msg));
+
+	/* a piece's message still posted (the core ended the command after a stop) refers to
+	 * the task: complete once it has run */
+	if (atomic_load(&t->din_posted) || t->din_txes) {
+		t->done_deferred = true;
+		return;
+	}
+	task_complete(t);
+}
+
 static void task_done_cb(struct scsi_task *st)
 {
 	struct iscsit_task *t = (struct iscsit_task *)st;
@@ -314,6 +335,83 @@ static void task_done_cb(struct scsi_task *st)
 	/* Any thread: hand the task back to its connection's worker. */
 	t->msg.fn = task_complete_fn;
 	ut_thread_post(&t->conn->w->ut, &t->msg);
+}
+
+/* ---------------------------------------------------------------- a READ in pieces */
+
+static void din_settle(struct iscsit_task *t)
+{
+	if (t->done_deferred && !t->din_txes && !atomic_load(&t->din_posted)) {
+		t->done_deferred = false;
+		task_complete(t);
+	}
+}
+
+/* The connection will send nothing more of it: the core stops reading (once). */
+static void din_stop(struct iscsit_task *t)
+{
+	if (!t->din_stopped) {
+		t->din_stopped = true;
+		scsi_task_din_stop(&t->st);
+	}
+}
+
+static void piece_sent(struct iscsit_txe *e)
+{
+	struct iscsit_task *t = e->task;
+
+	t->din_txes--;
+	if (t->conn->state == CONN_CLOSING || t->din_stopped)
+		din_stop(t); /* dropped, not sent */
+	else
+		scsi_task_din_sent(&t->st, e->din_end);
+	din_settle(t);
+}
+
+static void din_msg_fn(struct ut_msg *m)
+{
+	struct iscsit_task *t =
+	    (struct iscsit_task *)((char *)m - offsetof(struct iscsit_task, din_msg));
+	struct iscsit_conn *c = t->conn;
+	const struct iscsit_sess_params *p = &c->sess->p;
+	uint32_t upto;
+	struct iscsit_txe *e;
+
+	atomic_store(&t->din_posted, false);
+	upto = atomic_load(&t->din_upto);
+	if (c->state == CONN_CLOSING || t->din_stopped) {
+		din_stop(t);
+	} else if (upto > t->din_queued) {
+		e = iscsit_txe_new();
+		if (!e) {
+			iscsit_conn_close(c, "out of memory");
+			din_stop(t);
+			din_settle(t);
+			return;
+		}
+		e->kind = TXE_DATAIN;
+		e->task = t;
+		e->din_end = upto;
+		e->sent = piece_sent;
+		t->din_pdus += datain_count(t->din_queued, upto, p->max_xmit_dsl, p->max_burst);
+		t->din_queued = upto;
+		t->din_txes++;
+		t->started = iscsit_now(c->w); /* moving: not stuck in the core (RspTimeout) */
+		iscsit_tx_queue(c, e);
+	}
+	din_settle(t);
+}
+
+/* The core's thread: bytes up to off + len are in the ring. */
+static void task_din_ready(struct scsi_task *st, uint32_t off, uint32_t len)
+{
+	struct iscsit_task *t = (struct iscsit_task *)st;
+
+	atomic_store(&t->din_upto, off + len);
+	if (!atomic_exchange(&t->din_posted, true)) {
+		t->din_msg.fn = din_msg_fn;
+		ut_thread_post(&t->conn->w->ut, &t->din_msg);
+	}
 }
 
 static enum scsi_task_attr map_attr(uint8_t a)
@@ -340,9 +438,18 @@ void iscsit_task_submit(struct iscsit_task *t)
 		fail_task(t, (enum scsi_sr)t->fail_sr);
 		return;
 	}
-	if (st->dir == SCSI_DIR_READ && alloc_buf(t, &why)) {
-		fail_task(t, why);
-		return;
+	if (st->dir == SCSI_DIR_READ) {
+		uint32_t len = t->edtl;
+
+		/* a long READ holds a ring of ISCSIT_DIN_ROOM, not its whole length */
+		if ((c->xp->caps & ISCSIT_XP_DIN_PIECES) && len > ISCSIT_DIN_ROOM) {
+			len = ISCSIT_DIN_ROOM;
+			st->din_ready = task_din_ready;
+		}
+		if (alloc_buf(t, len, &why)) {
+			fail_task(t, why);
+			return;
+		}
 	}
 	st->lun = scsi_lun_decode(t->lun_raw);
 	st->nexus = &c->sess->nexus;
@@ -357,6 +464,7 @@ void iscsit_task_submit(struct iscsit_task *t)
 	t->state = TS_EXEC;
 	t->started = iscsit_now(c->w);
 	c->nexec++;
+	atomic_fetch_add(&c->sess->started, 1);
 	scsi_task_execute(st);
 }
 
@@ -499,7 +607,7 @@ int iscsit_cmd_header(struct iscsit_conn *c, struct iscsit_rx *rx)
 	if (cmd.write && !t->failed) {
 		enum scsi_sr why;
 
-		if (alloc_buf(t, &why)) {
+		if (alloc_buf(t, t->edtl, &why)) {
 			t->failed = true;
 			t->fail_sr = why;
 		}

@@ -195,8 +195,9 @@ struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx);
 /* ---------------------------------------------------------------- transmit queue */
 enum iscsit_txe_kind {
 	TXE_PDU,    /* one prebuilt PDU: hdr + optional data */
-	TXE_DATAIN, /* a read's data, t->din_len bytes of the task's buffer: Data-In PDUs
-		     * generated lazily (TCP), or one RDMA WRITE before the response (iSER) */
+	TXE_DATAIN, /* a read's data, up to t->din_len bytes of the task's buffer: Data-In
+		     * PDUs generated lazily (TCP), or one RDMA WRITE before the response
+		     * (iSER); with din_end, one piece of a READ sent in pieces */
 };
 
 struct iscsit_txe {
@@ -208,6 +209,10 @@ struct iscsit_txe {
 	void *owned;			    /* freed after the PDU went out */
 	struct iscsit_task *task;	    /* TXE_DATAIN, or a response that ends a task */
 	void (*sent)(struct iscsit_txe *e); /* once it went out (or was dropped) */
+	/* TXE_DATAIN: 0, the data up to t->din_len, which ends the command's data (its F bit
+	 * and the status when t->din_status); else a piece of a READ sent in pieces, from where
+	 * the task's Data-In stands to this transfer offset */
+	uint32_t din_end;
 	bool close_after; /* close the connection once sent (Logout, login fail) */
 	bool nodigest;	  /* login PDUs: digests start after the login phase */
 	uint8_t inline_data[2 + SCSI_SENSE_MAX + 2];
@@ -264,6 +269,17 @@ struct iscsit_task {
 	bool fetching; /* the transport is fetching write data (xp->solicit, not R2Ts) */
 	/* data-in */
 	uint32_t din_len, din_off, din_sn;
+	/* a READ sent in pieces (ISCSIT_XP_DIN_PIECES, scsi_task.h "Data-in in pieces"): the
+	 * core hands pieces over from its thread (din_upto, din_msg posted once), the worker
+	 * queues them (din_queued) and gives each back once its txe went out */
+	struct ut_msg din_msg;
+	_Atomic uint32_t din_upto;
+	atomic_bool din_posted;
+	uint32_t din_queued;
+	uint32_t din_pdus;   /* Data-In PDUs of the pieces queued */
+	unsigned din_txes;   /* piece txes not yet gone */
+	bool din_stopped;    /* scsi_task_din_stop() called: nothing more goes to the core */
+	bool done_deferred;  /* done() came while a piece message was still posted */
 	uint32_t stat_sn;     /* reserved when the Data-In stream with status is queued */
 	bool din_status;      /* status rides in the last Data-In */
 	uint32_t exp_data_sn; /* for the SCSI Response: Data-In PDUs + R2Ts sent */
@@ -297,7 +313,12 @@ enum {
 	ISCSIT_XP_PHASE_COLLAPSE = 1u << 0, /* status may ride in a read's last Data-In PDU */
 	ISCSIT_XP_DIGESTS = 1u << 1,	    /* HeaderDigest / DataDigest can be negotiated */
 	ISCSIT_XP_UNSOLICITED = 1u << 2,    /* unsolicited Data-Out PDUs (InitialR2T=No) */
+	ISCSIT_XP_DIN_PIECES = 1u << 3,	    /* a long READ may be sent in pieces (TXE_DATAIN
+					     * with din_end) from a ring of ISCSIT_DIN_ROOM */
 };
+
+/* The room of a READ sent in pieces: what one such command holds, however long. */
+#define ISCSIT_DIN_ROOM SCSI_DIN_ROOM_MIN
 
 struct iscsit_xport {
 	const char *name; /* "tcp", "iser": for logs and the admin listing */
@@ -475,6 +496,7 @@ struct iscsit_session {
 	atomic_uint_fast64_t mem_used;
 	uint64_t mem_limit;
 	atomic_uint nimm; /* immediate commands alive (at most queued_cmds) */
+	atomic_uint_fast64_t started; /* commands handed to the SCSI core, for the listing */
 	atomic_uint_fast64_t refused_mem, rejected_imm; /* counters for the admin listing */
 };
 

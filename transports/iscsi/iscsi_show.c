@@ -75,6 +75,7 @@ void iscsit_show_sessions(const struct tgt_driver *drv, struct ut_json *j,
 		ut_json_u64(j, "mem_bytes", atomic_load(&s->mem_used));
 		ut_json_u64(j, "mem_limit", s->mem_limit);
 		ut_json_u64(j, "refused_mem", atomic_load(&s->refused_mem));
+		ut_json_u64(j, "started", atomic_load(&s->started));
 		ut_json_u64(j, "immediate_alive", atomic_load(&s->nimm));
 		ut_json_u64(j, "rejected_immediate", atomic_load(&s->rejected_imm));
 		ut_json_end_obj(j);

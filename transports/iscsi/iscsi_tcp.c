@@ -141,7 +141,8 @@ static bool tcp_target_allowed(const struct iscsit_tgt *t)
 
 const struct iscsit_xport iscsit_tcp_xport = {
     .name = "tcp",
-    .caps = ISCSIT_XP_PHASE_COLLAPSE | ISCSIT_XP_DIGESTS | ISCSIT_XP_UNSOLICITED,
+    .caps = ISCSIT_XP_PHASE_COLLAPSE | ISCSIT_XP_DIGESTS | ISCSIT_XP_UNSOLICITED |
+	    ISCSIT_XP_DIN_PIECES,
     .task_priv = sizeof(struct iscsit_tcp_task),
     .max_xfer = 128u << 20,
     .target_allowed = tcp_target_allowed,

@@ -106,24 +106,27 @@ static bool datain_next(struct iscsit_conn *c, struct iscsit_txe *e, struct iscs
 {
 	struct iscsit_task *t = e->task;
 	struct iscsit_session *sess = c->sess;
-	uint32_t left = t->din_len - t->din_off;
+	uint32_t end = e->din_end ? e->din_end : t->din_len;
+	uint32_t left = end - t->din_off;
 	uint32_t n = left < sess->p.max_xmit_dsl ? left : sess->p.max_xmit_dsl;
 	uint32_t burst = sess->p.max_burst;
 	uint32_t burst_end = (t->din_off / burst + 1) * burst;
 	uint8_t flags = 0;
-	bool last;
+	bool last, final;
 	struct iscsi_sn sn;
 
-	/* A Data-In sequence ends at MaxBurstLength (F bit), as RFC 7143 13.13 bounds it. */
+	/* A Data-In sequence ends at MaxBurstLength (F bit), as RFC 7143 13.13 bounds it; a
+	 * piece of a READ sent in pieces ends where the next begins, which is no sequence end. */
 	if (t->din_off + n > burst_end)
 		n = burst_end - t->din_off;
-	last = t->din_off + n == t->din_len;
-	if (last || t->din_off + n == burst_end)
+	last = t->din_off + n == end;
+	final = last && !e->din_end;
+	if (final || t->din_off + n == burst_end)
 		flags |= ISCSI_FLAG_FINAL;
 	sn.stat_sn = t->stat_sn;
 	sn.exp_cmd_sn = iscsit_session_exp_cmd_sn(sess);
 	sn.max_cmd_sn = iscsit_session_max_cmd_sn(sess);
-	if (last && t->din_status) {
+	if (final && t->din_status) {
 		flags |= ISCSI_DATAIN_STATUS | ISCSI_FLAG_FINAL;
 		if (t->st.resid_kind == SCSI_RESID_UNDER)
 			flags |= ISCSI_DATAIN_UNDER;
@@ -134,8 +137,9 @@ static bool datain_next(struct iscsit_conn *c, struct iscsit_txe *e, struct iscs
 	    s->hdr, t->lun_raw, t->itt, flags, t->st.status, t->din_sn++, t->din_off,
 	    (flags & ISCSI_DATAIN_STATUS) && t->st.resid_kind != SCSI_RESID_NONE ? t->st.resid : 0,
 	    &sn, n);
-	/* a TCP buffer is one piece (tcp_buf_get) */
-	slot_fill(c, s, s->hdr, (uint8_t *)t->iov[0].iov_base + t->din_off, n, false);
+	/* a TCP buffer is one piece (tcp_buf_get); a READ sent in pieces uses it as a ring, in
+	 * which no piece wraps */
+	slot_fill(c, s, s->hdr, (uint8_t *)t->iov[0].iov_base + t->din_off % t->buflen, n, false);
 	t->din_off += n;
 	return last;
 }
