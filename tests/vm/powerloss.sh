@@ -4,9 +4,10 @@
 # Power loss, not kill -9: utgtd serves a vdisk_fileio LU from inside the qemu guest, its
 # backing file on a virtio disk attached with cache=none (guest flushes reach the host file);
 # the initiator runs on the host (tests/vm/lib/powerloss_io.py through a user-net port forward)
-# and records which writes the target acknowledged as durable (FUA, or before a SYNCHRONIZE
-# CACHE that completed).  Mid-run the host SIGKILLs qemu: the guest's RAM, its page cache
-# included, is gone.  The guest boots again on the same disk, utgtd serves the LU again, and
+# with up to 8 commands in flight and records which writes the target acknowledged as durable
+# (FUA, or completed before a SYNCHRONIZE CACHE with IMMED=0 that completed; one with IMMED=1
+# promises nothing, SBC).  With commands in flight the host SIGKILLs qemu: the guest's RAM,
+# its page cache included, is gone.  The guest boots again on the same disk, utgtd serves the LU again, and
 # the host reads it back: every block under a durable promise holds its last durable write or
 # a later one, and no block holds anything but a write of the run or its old content.
 #

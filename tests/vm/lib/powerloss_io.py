@@ -12,11 +12,17 @@ Every logical block written carries a header (magic, LBA, the write's sequence n
 size) and filler derived from (LBA, sequence): any block read back names the one write it came
 from, and a block that matches no write (nor the content before the run) is garbage.
 
-The log is written line by line and flushed before the next command goes out (the host does
-not crash, only the guest): "S seq lba nblocks fua" before a WRITE is sent, "A seq" when it
-completed with GOOD, "Y seq" before a SYNCHRONIZE CACHE is sent and "D seq" when it completed
-with GOOD.  A write is acknowledged as durable when it was acknowledged with FUA, or
-acknowledged before a SYNCHRONIZE CACHE that completed (commands go one at a time).
+Up to --depth commands are in flight at once (SIMPLE tasks; two writes in flight never
+overlap, so the order in which the target applies them cannot matter).  The log is written
+line by line and flushed before the next command goes out (the host does not crash, only the
+guest): "S seq lba nblocks fua" before a WRITE is sent, "A seq" when it completed with GOOD,
+"Y seq immed" before a SYNCHRONIZE CACHE is sent and "D seq" when it completed with GOOD.
+A write is acknowledged as durable when it was acknowledged with FUA, or acknowledged before a
+SYNCHRONIZE CACHE with IMMED=0 was sent that then completed with GOOD: the cache the flush
+empties holds the writes completed by then, not those still in flight beside it.  A
+SYNCHRONIZE CACHE with IMMED=1 returns GOOD "as soon as the CDB has been validated" (SBC-3
+5.22): its GOOD promises nothing about the medium, so it makes no write durable here; the
+check reports how the writes it alone covered fared, and holds them to nothing.
 
 check reads the whole LU and sorts every block of the run into:
   durable  - holds the last durable write to it or a later one      (required)
@@ -104,30 +110,6 @@ def set_wce(c, on):
     check_status("MODE SELECT caching page (WCE=%d)" % on, st, sense)
 
 
-def power_cut(args, c, log, cdb, data, seq, delay):
-    """Send cdb (with data) from a thread, SIGKILL qemu delay seconds later.  An answer that
-    arrives before the kill counts, as any other."""
-    answered = []
-
-    def run():
-        try:
-            st, _, _ = c.scsi(cdb, data=data) if data is not None else c.scsi(cdb)
-        except (OSError, iscsi_min.Closed):
-            return  # the guest is gone: no answer
-        if st == 0:
-            log.line("A" if data is not None else "D", seq)
-            answered.append(seq)
-
-    pid = int(open(args.kill_pid_file).read()) if args.kill_pid_file else args.kill_pid
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    time.sleep(delay)
-    os.kill(pid, signal.SIGKILL)
-    t.join(60)
-    print("killed qemu (pid %d) %.0f ms after sending command %d (%s)" %
-          (pid, delay * 1000, seq, "answered before" if answered else "no answer"))
-
-
 class Log:
     def __init__(self, path):
         self.f = open(path, "w")
@@ -135,6 +117,80 @@ class Log:
     def line(self, *items):
         self.f.write(" ".join(str(i) for i in items) + "\n")
         self.f.flush()
+
+
+class Pipe:
+    """Commands in flight on one connection: sent without waiting, answered as the target
+    goes (R2Ts served, responses logged)."""
+
+    def __init__(self, c, log):
+        self.c = c
+        self.log = log
+        self.inflight = {}  # itt -> (kind "A" or "D", seq, data, lba, n)
+        self.counts = {"writes": 0, "fua": 0, "syncs": 0, "immed": 0, "max_inflight": 0}
+
+    def send(self, kind, seq, cdb, data=None, lba=0, n=0):
+        c = self.c
+        edtl = len(data) if data else 0
+        imm = min(edtl, c.first_burst, c.mrdsl) if data and c.immediate else 0
+        unsol = min(edtl, c.first_burst) - imm if data and not c.initial_r2t else 0
+        bhs = bytearray(c.cmd_bhs(cdb, edtl, write=bool(data), final=unsol == 0))
+        itt = struct.unpack(">I", bhs[16:20])[0]
+        c.cmd_sn += 1
+        self.inflight[itt] = (kind, seq, data, lba, n)
+        self.counts["max_inflight"] = max(self.counts["max_inflight"], len(self.inflight))
+        c.send(bytes(bhs), data[:imm] if imm else b"")
+        if unsol:
+            c.dataout(itt, iscsi_min.RSVD, data, imm, unsol)
+
+    def overlaps(self, lba, n):
+        return any(k == "A" and lba < l2 + n2 and l2 < lba + n
+                   for k, _, _, l2, n2 in self.inflight.values())
+
+    def one(self):
+        """Serve one PDU from the target: an R2T, or a response (then True)."""
+        c = self.c
+        p = c.recv()
+        if p.op == iscsi_min.R2T and p.itt in self.inflight:
+            data = self.inflight[p.itt][2]
+            c.dataout(p.itt, p.u32(20), data, p.u32(40), p.u32(44))
+            return False
+        if p.op == iscsi_min.NOP_IN and p.u32(20) != iscsi_min.RSVD:
+            c.send(struct.pack(">BB14xIIII16x", 0x40 | iscsi_min.NOP_OUT, 0x80, iscsi_min.RSVD,
+                               p.u32(20), c.cmd_sn, c.exp_stat_sn))
+            return False
+        if p.op != iscsi_min.SCSI_RSP or p.itt not in self.inflight:
+            return False
+        kind, seq, _, _, _ = self.inflight.pop(p.itt)
+        if p.bhs[3] != 0:
+            sense = p.data[2:] if len(p.data) > 2 else b""
+            sys.exit("command %d: status 0x%02x sense %s" % (seq, p.bhs[3], sense.hex()))
+        self.log.line(kind, seq)
+        return True
+
+
+def power_cut(args, pipe, delay):
+    """With the last commands in flight, SIGKILL qemu delay seconds later; answers that arrive
+    before the kill count, as any other."""
+    answered = []
+
+    def run():
+        try:
+            while pipe.inflight:
+                if pipe.one():
+                    answered.append(1)
+        except (OSError, iscsi_min.Closed):
+            return  # the guest is gone: no more answers
+
+    pid = int(open(args.kill_pid_file).read()) if args.kill_pid_file else args.kill_pid
+    n = len(pipe.inflight)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    time.sleep(delay)
+    os.kill(pid, signal.SIGKILL)
+    t.join(60)
+    print("killed qemu (pid %d) %.0f ms after the last of %d commands in flight went out "
+          "(%d answered before)" % (pid, delay * 1000, n, len(answered)))
 
 
 def do_write(args):
@@ -155,73 +211,84 @@ def do_write(args):
     nblocks = size // bs
     maxn = max(1, 65536 // bs)
     log = Log(args.log)
-    seq = 0
-    counts = {"writes": 0, "fua": 0, "syncs": 0}
+    pipe = Pipe(c, log)
+    counts = pipe.counts
     t0 = time.monotonic()
     c.sock.settimeout(30.0)
-    for op in range(args.ops + 1):
-        last = op == args.ops
-        seq += 1
-        kind = rng.random()
-        # The last 40 % of the run sends no SYNCHRONIZE CACHE: FUA alone (or write_through)
-        # has to make those writes durable, and the plain ones stay in the volatile cache.
-        if kind < 0.12 and op < args.ops * 0.6:
-            log.line("Y", seq)
-            cdb = struct.pack(">BBIBHB", 0x35, 0, 0, 0, 0, 0) if rng.random() < 0.5 else \
-                struct.pack(">BBQIBB", 0x91, 0, 0, 0, 0, 0)
-            bhs = None
-        else:
+    try:
+        for seq in range(1, args.ops + 1):
+            # a random depth each time: the target sees 1 to --depth commands at once
+            while len(pipe.inflight) >= rng.randint(1, args.depth):
+                pipe.one()
+            kind = rng.random()
+            # The last 40 % of the run sends no SYNCHRONIZE CACHE: FUA alone (or
+            # write_through) has to make those writes durable, and the plain ones stay in
+            # the volatile cache.
+            if kind < 0.12 and seq < args.ops * 0.6:
+                immed = int(rng.random() < 0.4)
+                log.line("Y", seq, immed)
+                cdb = struct.pack(">BBIBHB", 0x35, immed << 1, 0, 0, 0, 0) \
+                    if rng.random() < 0.5 else \
+                    struct.pack(">BBQIBB", 0x91, immed << 1, 0, 0, 0, 0)
+                pipe.send("D", seq, cdb)
+                counts["syncs"] += 1
+                counts["immed"] += immed
+                continue
             n = rng.randint(1, maxn)
             lba = rng.randrange(0, nblocks - n + 1)
+            while pipe.overlaps(lba, n):
+                pipe.one()
             fua = kind < 0.45 and kind >= 0.12 or (kind < 0.12 and rng.random() < 0.5)
             data = b"".join(payload(lba + i, seq, bs) for i in range(n))
             log.line("S", seq, lba, n, int(fua))
-            cdb = struct.pack(">BBIBHB", 0x2A, 0x08 if fua else 0, lba, 0, n, 0)
-            bhs = data
-        if last:
-            # The power cut: qemu dies while this command is on its way or being served.
-            power_cut(args, c, log, cdb, bhs, seq, rng.choice([0, 0.001, 0.005, 0.02]))
-            break
-        try:
-            st, sense, _ = c.scsi(cdb, data=bhs) if bhs is not None else c.scsi(cdb)
-        except (OSError, iscsi_min.Closed) as e:
-            sys.exit("command %d failed before the power cut: %s" % (seq, e))
-        check_status("command %d" % seq, st, sense)
-        if bhs is None:
-            log.line("D", seq)
-            counts["syncs"] += 1
-        else:
-            log.line("A", seq)
+            pipe.send("A", seq, struct.pack(">BBIBHB", 0x2A, 0x08 if fua else 0, lba, 0, n, 0),
+                      data, lba, n)
             counts["writes"] += 1
             counts["fua"] += int(fua)
+    except (OSError, iscsi_min.Closed) as e:
+        sys.exit("a command failed before the power cut: %s" % e)
+    # The power cut: qemu dies while the last commands are on their way or being served.
+    power_cut(args, pipe, rng.choice([0, 0.001, 0.005, 0.02]))
     secs = time.monotonic() - t0
-    print("wrote: %d commands in %.1f s (%d writes, %d of them FUA, %d SYNCHRONIZE CACHE)" %
-          (args.ops, secs, counts["writes"], counts["fua"], counts["syncs"]))
+    print("wrote: %d commands in %.1f s (%d writes, %d of them FUA, %d SYNCHRONIZE CACHE, %d of "
+          "them IMMED; up to %d in flight)" %
+          (args.ops, secs, counts["writes"], counts["fua"], counts["syncs"], counts["immed"],
+           counts["max_inflight"]))
     return 0
 
 
 def parse_log(path):
-    """Writes by sequence: [lba, n, fua, acked, durable]; durable is "" or what made the write
-    durable: "fua" or "sync"."""
+    """Writes by sequence: [lba, n, fua, acked, durable, immed]; durable is "" or what made the
+    write durable: "fua" or "sync"; immed: a SYNCHRONIZE CACHE with IMMED=1 was sent after it
+    was acknowledged and completed (no promise: reported, not required)."""
     writes = {}
-    acked_since_sync = []
+    acked = []       # acknowledged, not FUA, not yet covered by a completed sync
+    covers = {}      # sync seq -> (immed, the writes acknowledged when it was sent)
     for line in open(path):
         f = line.split()
         if not f:
             continue
         if f[0] == "S":
-            writes[int(f[1])] = [int(f[2]), int(f[3]), f[4] == "1", False, ""]
+            writes[int(f[1])] = [int(f[2]), int(f[3]), f[4] == "1", False, "", False]
         elif f[0] == "A":
             w = writes[int(f[1])]
             w[3] = True
             if w[2]:
                 w[4] = "fua"
             else:
-                acked_since_sync.append(int(f[1]))
+                acked.append(int(f[1]))
+        elif f[0] == "Y":
+            covers[int(f[1])] = (len(f) > 2 and f[2] == "1", list(acked))
         elif f[0] == "D":
-            for s in acked_since_sync:
-                writes[s][4] = "sync"
-            acked_since_sync = []
+            immed, ws = covers.pop(int(f[1]), (False, []))
+            for s in ws:
+                if immed:
+                    writes[s][5] = True
+                else:
+                    writes[s][4] = "sync"
+            if not immed:
+                done = set(ws)
+                acked = [s for s in acked if s not in done]
     return writes
 
 
@@ -251,10 +318,13 @@ def do_check(args):
         else bytes(args.size)
     # per block: every write that covered it, and the newest one promised durable
     cover = {}
-    for seq, (lba, n, fua, acked, durable) in writes.items():
+    immed_only = set()  # blocks whose newest write only an IMMED sync followed
+    for seq, (lba, n, fua, acked, durable, immed) in writes.items():
         promised = durable or ("ack" if args.promise == "every-ack" and acked else "")
         for b in range(lba, lba + n):
             cover.setdefault(b, []).append((seq, promised))
+            if immed and not promised:
+                immed_only.add((b, seq))
     stats = {"blocks": 0, "durable_blocks": 0, "held": 0, "lost": 0, "garbage": 0,
              "newer": 0, "old": 0}
     bad = []
@@ -298,7 +368,7 @@ def do_check(args):
             bad.append("block %d: changed, but no write of the run touched it" % b)
     # How many acknowledged writes left no trace at all (a promise only under every-ack).
     acked_lost = 0
-    for seq, (lba, n, fua, acked, durable) in writes.items():
+    for seq, (lba, n, fua, acked, durable, immed) in writes.items():
         if not acked:
             continue
         for b in range(lba, lba + n):
@@ -307,17 +377,26 @@ def do_check(args):
                 continue
             acked_lost += 1
             break
+    # Writes an IMMED sync alone followed: held or not, no promise either way.
+    immed_held = immed_blocks = 0
+    for b, seq in immed_only:
+        if max(s for s, _ in cover[b]) != seq:
+            continue
+        immed_blocks += 1
+        got = img[b * bs:b * bs + 28]
+        immed_held += got[:8] == MAGIC and struct.unpack(">QQI", got[8:28])[1] >= seq
     nacked = sum(1 for w in writes.values() if w[3])
     ndurable = sum(1 for w in writes.values() if w[4] or (args.promise == "every-ack" and w[3]))
     open(args.baseline, "wb").write(img)
     print("checked: %d writes in the log, %d acknowledged, %d promised durable (%s); "
           "%d blocks written, %d under a durable promise: %d held (by FUA %d, by SYNCHRONIZE "
           "CACHE %d, by the ack alone %d), %d lost, %d garbage; %d blocks never made durable "
-          "still old; %d acknowledged writes left no trace" %
+          "still old; %d acknowledged writes left no trace; %d blocks an IMMED sync alone "
+          "followed (no promise): %d held" %
           (len(writes), nacked, ndurable, args.promise, stats["blocks"],
            stats["durable_blocks"], stats["held"], stats.get("held_fua", 0),
            stats.get("held_sync", 0), stats.get("held_ack", 0), stats["lost"],
-           stats["garbage"], stats["old"], acked_lost))
+           stats["garbage"], stats["old"], acked_lost, immed_blocks, immed_held))
     for line in bad[:10]:
         print("  " + line)
     if stats["garbage"]:
@@ -349,6 +428,7 @@ def main():
     w = sub.choices["write"]
     w.add_argument("--seed", type=int, required=True)
     w.add_argument("--ops", type=int, required=True)
+    w.add_argument("--depth", type=int, default=8, help="most commands in flight at once")
     w.add_argument("--kill-pid", type=int)
     w.add_argument("--kill-pid-file")
     w.add_argument("--expect-wce", type=int, choices=(0, 1))
