@@ -74,7 +74,7 @@ static bool cd_empty(const struct scsi_dev *dev)
 	return dev->p.type == SCSI_TYPE_CDROM && !dev->bs->filename[0];
 }
 
-/* Create only on first use (issue 13, finding 6): a file that vanished while the daemon was
+/* Create only on first use: a file that vanished while the daemon was
  * stopped must not come back empty with the same identity and the old reservations.  The
  * state dir remembers which file each DEVICE served (served_dir/<device>: its filename);
  * a missing file is created only if this DEVICE never served it, or with create_missing. */

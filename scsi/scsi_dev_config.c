@@ -693,8 +693,8 @@ static void finish(struct cfg *c, int dev_line)
 		diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
 			   "%s: size %llu is smaller than one %u-byte block", c->p->name,
 			   (unsigned long long)size, c->bs->block_size);
-	/* Sizes that cannot be served are errors here, not a misleading failure at start
-	 * (issue 13, finding 11): offsets are off_t, and a ramdisk is memory of this machine. */
+	/* Sizes that cannot be served are errors here, not a misleading "out of memory" at
+	 * start: offsets are off_t, and a ramdisk is memory of this machine. */
 	if (size > (uint64_t)INT64_MAX) {
 		diag_error(c->d, c->have_size ? c->size_line : c->size_mb_line,
 			   "%s: size %llu is beyond the largest offset a device can have (2^63-1)",

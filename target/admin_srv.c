@@ -153,7 +153,8 @@ static int oldest_unanswered(const struct admin_srv *s, long long now)
 
 /* Accept while there is room.  When every slot is taken, a new connection replaces the
  * oldest client that has been silent for ADMIN_EVICT_MS: a crowd of silent clients must not
- * make a real request wait for their deadlines one slot at a time (issue 13, finding 12);
+ * make a real request wait for their deadlines one slot at a time (1,000 of them would
+ * make utgtadm time out);
  * otherwise the connection waits in the listen backlog. */
 static void accept_all(struct admin_srv *s)
 {

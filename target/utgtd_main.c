@@ -390,7 +390,7 @@ static void set_pr_dir(struct tgt_config *cfg, const char *state_dir, char *dir,
 				 sizeof(cfg->devices[i].dev->p.served_dir), "%s", served);
 }
 
-/* One daemon per state dir (issue 13, finding 5): two would split the reservations (pr/) and
+/* One daemon per state dir: two would split the reservations (pr/) and
  * the records of served files (served/) between them.  An exclusive flock on the directory,
  * held until exit: the fd, or -1 when another process holds it (logged, with its PID).  A
  * directory that cannot be created, opened or locked (a read-only or NFS mount) is only

@@ -26,7 +26,8 @@
 #define DIO_FALLBACK_ALIGN 4096
 
 /* One process serves a file: a second daemon (or a second DEVICE on the same file) would
- * split reservations and caches between them (issue 13, finding 5).  Writers lock it
+ * split reservations and caches between them, and a second daemon with another port
+ * would serve it unnoticed.  Writers lock it
  * exclusively, read-only devices shared. */
 static int lock_file(struct backstore *bs, int fd, char *err, size_t errlen)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # suite-timeout: 120
-# Create only on first use (issue 13, finding 6): a fileio backing file that vanished while
+# Create only on first use: a fileio backing file that vanished while
 # utgtd was stopped came back empty, with the same identity and the old reservations, and
 # no log line.  Now the state dir remembers the file a DEVICE served: the restart refuses
 # that DEVICE with a clear error, unless create_missing 1 asks for a new file.

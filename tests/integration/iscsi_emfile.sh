@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # suite-timeout: 180
-# Out of descriptors (issue 13, finding 4): utgtd runs with RLIMIT_NOFILE 64 and a client
+# Out of descriptors: utgtd runs with RLIMIT_NOFILE 64 and a client
 # opens 100 idle connections.  accept() fails with EMFILE: utgtd must pause accepting (not
 # spin), log it once per interval (not once per try), drop its oldest half-open logins, and
 # still let a real initiator log in.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile clients against utgtd's bounds (issue 13, docs/security.md).
+"""Hostile clients against utgtd's bounds (docs/security.md).
 
 usage: iscsi_hostile.py HOST PORT TARGET_IQN UTGTD_PID UTGTADM ADMIN_SOCKET [SECONDS]
 
@@ -136,7 +136,8 @@ def quiet():
 
 
 def read_flood(name, isid, n, immediate):
-    """n READ(16) of 32 MiB that are never read back (findings 1 and 2)."""
+    """n READ(16) of 32 MiB that are never read back: immediate ones once escaped the CmdSN
+    window, and windowed ones pinned ~1 GiB per session."""
     base = quiet()
     c = login(isid)
     started0 = limits(session_of(isid)).get("started", 0)  # the login's TEST UNIT READYs
@@ -169,8 +170,8 @@ def read_flood(name, isid, n, immediate):
 
 
 def nop_flood():
-    """NOP-Outs with 256 KiB of ping data each, sent by a client that never reads (finding
-    3): the target must stop reading instead of queueing the echoes."""
+    """NOP-Outs with 256 KiB of ping data each, sent by a client that never reads: the
+    target must stop reading instead of queueing the echoes (~1.1 GiB per connection once)."""
     isid = b"\x80\x00\x00\x13\x00\x03"
     base = quiet()
     c = login(isid)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # suite-timeout: 240
-# Hostile clients against utgtd's bounds (issue 13, docs/security.md): floods of big READs
+# Hostile clients against utgtd's bounds (docs/security.md): floods of big READs
 # (immediate, and inside the CmdSN window) and of NOP-Outs from clients that never read, and
 # the global session and connection limits.  RSS growth must stay under the memory budget
 # plus a margin.  The client is tests/integration/iscsi_hostile.py.

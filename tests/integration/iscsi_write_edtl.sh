@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # suite-timeout: 60
-# WRITEs whose iSCSI Expected Data Transfer Length differs from the CDB (issue 13, finding 7;
-# docs/scsi-core.md "Residuals"): one that ends inside a logical block is refused with
+# WRITEs whose iSCSI Expected Data Transfer Length differs from the CDB (docs/scsi-core.md
+# "Residuals"): one that ends inside a logical block was answered GOOD with the block not
+# written; now it is refused with
 # INVALID FIELD IN COMMAND INFORMATION UNIT and writes nothing, on a 512-byte and a 4096-byte
 # LU.  The client is tests/integration/iscsi_write_edtl.py.
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # suite-timeout: 120
-# Two daemons must not serve the same backing file nor share a state dir (issue 13, finding 5):
+# Two daemons must not serve the same backing file nor share a state dir:
 # with another port and --admin-socket none a second utgtd started and split
 # persistent-reservation state with the first.  The second must exit 1 naming the first's PID,
 # and the first keep serving; once the first is gone, the state dir is free again.

@@ -115,7 +115,7 @@ Test(admin_srv, an_over_long_line_gets_an_error_not_a_reset)
 	memset(big, 'x', sizeof(big));
 	char *a = ask(big, sizeof(big));
 	cr_assert(strstr(a, "longer than 1023 bytes"), "%s", a);
-	/* the documented message, not "show what?" (issue 13, finding 12) */
+	/* the documented message, not "show what?" */
 	a = ask("show\0devices\n", 13);
 	cr_assert(strstr(a, "\"ok\":false") && strstr(a, "NUL byte in request"), "%s", a);
 	a = ask("show\0", 5); /* no newline at all */
@@ -145,8 +145,8 @@ Test(admin_srv, a_silent_client_does_not_block_others_and_is_cut_off)
 }
 
 /* 24 silent clients, more than the 16 slots: a request is answered once they have been
- * silent for ADMIN_EVICT_MS (1 s), not after their 5 s deadlines (issue 13, finding 12:
- * 1,000 silent clients made utgtadm time out).  The oldest silent ones are closed to make
+ * silent for ADMIN_EVICT_MS (1 s), not after their 5 s deadlines (otherwise 1,000 silent
+ * clients make utgtadm time out).  The oldest silent ones are closed to make
  * room. */
 Test(admin_srv, silent_clients_do_not_starve_a_request)
 {

@@ -123,8 +123,8 @@ Test(bs_fileio, missing_file_with_size_is_created_sparse)
 	fb_free(bs);
 }
 
-/* A file one device serves cannot be opened by another (issue 13, finding 5: a second
- * daemon served the same backing file); the message names the holder.  Read-only devices
+/* A file one device serves cannot be opened by another (a second daemon serving it would
+ * split persistent-reservation state); the message names the holder.  Read-only devices
  * may share a file with each other, not with a writer. */
 Test(bs_fileio, a_served_file_is_locked)
 {

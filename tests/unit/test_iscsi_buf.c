@@ -63,7 +63,7 @@ Test(iscsi_buf, cache_is_bounded)
 	cr_assert_eq(w.cached, 64 * 8192);
 	/* 16 MiB class: 64 MiB for every class together (512 KiB already kept) means 3 kept;
 	 * freed memory kept for reuse is outside the memory budget, so it has a bound of its
-	 * own (issue 13) */
+	 * own */
 	for (int i = 0; i < 6; i++)
 		p[i] = iscsit_buf_get(&w, 16 << 20, &cap);
 	for (int i = 0; i < 6; i++)

@@ -222,8 +222,9 @@ Test(iscsi_chap, mutual_refusals)
 			      "CHAP_C=0x000102030405060708090a0b0c0d0e0f"),
 		     CHAP_FAIL);
 	cf_free(&f);
-	/* an initiator challenge shorter than 16 bytes (issue 13, finding 8: 1 byte was
-	 * answered): authentication failure, and nothing of ours is sent */
+	/* an initiator challenge shorter than 16 bytes (a 1-byte one lets the initiator
+	 * collect our responses to a challenge of its choosing): authentication failure, and
+	 * nothing of ours is sent */
 	{
 		static const char *const short_chal[] = {"01", "0102030405060708090a0b0c0d0e0f"};
 

@@ -227,7 +227,7 @@ Test(iscsi_params, reject_bad_values)
 	cr_assert_eq(f.res.max_burst, 262144);
 }
 
-/* An out-of-range MaxRecvDataSegmentLength fails the login (issue 13, finding 10: it was
+/* An out-of-range MaxRecvDataSegmentLength fails the login (it was
  * answered "Reject" and then our own declaration of the same key, which initiators read as
  * the answer, so the bad value went unnoticed). */
 Test(iscsi_params, mrdsl_out_of_range_fails_login)
@@ -472,7 +472,7 @@ Test(iscsi_params, finish_clamps_first_burst)
 	f.tp.max_burst = 8192;
 	f.tp.first_burst = 65536;
 	cr_assert_eq(run(&f, "MaxBurstLength=16384|FirstBurstLength=65536", 1), 0);
-	/* the answer itself keeps FirstBurstLength <= MaxBurstLength (issue 13, finding 9:
+	/* the answer itself keeps FirstBurstLength <= MaxBurstLength (RFC 7143 13.14;
 	 * it said 65536 next to 8192, so the initiator would send 65536 unsolicited) */
 	cr_assert_str_eq(rsp(&f.out, "MaxBurstLength"), "8192");
 	cr_assert_str_eq(rsp(&f.out, "FirstBurstLength"), "8192");

@@ -95,7 +95,7 @@ Test(iscsi_session, serial_number_wrap)
 }
 
 /* The memory budget: a session's share, the global one, and the one-command allowance of an
- * empty session (issue 13: buffers were allocated at any requested size, without limit). */
+ * empty session: without them one client that never reads holds gigabytes. */
 Test(iscsi_session, memory_budget)
 {
 	struct iscsit_ctx ctx;

@@ -293,7 +293,7 @@ Test(iscsi_tcp_tx, discard_runs_every_completion_once)
 	cr_assert_eq(flatten(&f.c, out, sizeof(out)), 0);
 }
 
-/* Backpressure by bytes (issue 13: a NOP-Out flood from a client that never reads queued
+/* Backpressure by bytes (without it a NOP-Out flood from a client that never reads queues
  * ~1 GiB of echoes): over ISCSIT_TX_HIGH_BYTES of queued PDU data the connection is full
  * (input stops after the current PDU) until what is queued or in slots drops under the low
  * mark; a read's Data-In is not counted (its buffer is under the memory budget). */

@@ -146,7 +146,7 @@ BOTH_STORES(data, write10_residuals_write_only_what_both_allow)
 }
 
 /* An expected length that ends inside a block: refused before anything is written, with the
- * OVERFLOW residual still reported (issue 13, finding 7). */
+ * OVERFLOW residual still reported (GOOD would claim a block written that was not). */
 BOTH_STORES(data, write_ending_inside_a_block_is_refused_and_writes_nothing)
 {
 	static const uint8_t ops[] = {0x2a, 0x2e}; /* WRITE(10), WRITE AND VERIFY(10) */

@@ -343,8 +343,8 @@ Test(scsi_dev_config, size_and_size_mb)
 	assert_error(dev, 10, "smaller than one", NULL);
 	dev = conf("ramdisk", "d", NULL);
 	assert_error(dev, 5, "ramdisk needs size", NULL);
-	/* sizes that cannot be served (issue 13, finding 11: --check accepted them and the
-	 * start failed with "out of memory") */
+	/* sizes that cannot be served: errors for --check, not a start that fails with a
+	 * misleading "out of memory" */
 	dev = conf("ramdisk", "d", "size", "18446744073709551615", NULL);
 	assert_error(dev, 10, "largest offset", NULL);
 	dev = conf("vdisk_fileio", "d", "filename", F, "size", "18446744073709551615", NULL);

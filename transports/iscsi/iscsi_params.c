@@ -588,7 +588,8 @@ static uint16_t neg_one(struct iscsit_neg *n, enum iscsit_key k, const char *val
 	v = combine(kd->kind, ours(n, k), v);
 	if (k == IK_FirstBurstLength) {
 		/* FirstBurstLength MUST NOT exceed MaxBurstLength (RFC 7143 13.14): the answer
-		 * says so, not only the session (issue 13, finding 9).  MaxBurstLength is a
+		 * says so, not only the session, or the initiator sends its own
+		 * FirstBurstLength unsolicited.  MaxBurstLength is a
 		 * minimum, so it ends at most at ours, or at what was already agreed. */
 		uint64_t mbl = ours(n, IK_MaxBurstLength);
 
