@@ -16,17 +16,16 @@ beside other sessions (a verified utgt-bench run): only the sessions of these cl
 (initiator names iqn.2026-12.org.utgt:hostile and :healthy) are waited for, and the session
 and connection limits are checked counting the others' sessions (one connection each).
 """
-import json
 import os
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import iscsi_min as im  # noqa: E402
+import utgtd_probe as probe  # noqa: E402
 
 HOST, PORT, IQN, PID, ADM, SOCK = (sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]),
                                    sys.argv[5], sys.argv[6])
@@ -37,22 +36,11 @@ SESSION_BUDGET = 16 * MiB
 GLOBAL_BUDGET = 96 * MiB
 MARGIN = 40 * MiB        # rx/tx buffers, a worker's buffer cache filling, allocator slack
 BIG = 32 * MiB           # one READ(16): 65536 blocks of 512 bytes
-FAILS = 0
-
-
-def check(cond, what):
-    global FAILS
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS += 1
+check = probe.Checks()
 
 
 def status_kb(field):
-    with open("/proc/%d/status" % PID) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return probe.status_bytes(PID, field)
 
 
 def cpu_s():
@@ -61,10 +49,7 @@ def cpu_s():
 
 
 def sessions():
-    out = subprocess.run([ADM, "-s", SOCK, "show", "sessions", "--json"], capture_output=True,
-                         text=True, timeout=30).stdout
-    doc = json.loads(out)
-    return doc.get("sessions", doc) if isinstance(doc, dict) else doc
+    return probe.sessions(ADM, SOCK)
 
 
 def our_sessions():
@@ -288,8 +273,8 @@ def main():
         if time.monotonic() >= end:
             break
     if SOAK_SECONDS:
-        print("     %d round(s) of attacks, %d check(s) failed" % (rounds, FAILS), flush=True)
-    return 1 if FAILS else 0
+        print("     %d round(s) of attacks, %d check(s) failed" % (rounds, check.fails), flush=True)
+    return 1 if check.fails else 0
 
 
 if __name__ == "__main__":

@@ -16,15 +16,14 @@ what a READ holds.  Checks, on a 64 MiB ramdisk LU whose first 32 MiB hold a pat
    status, the session holds no buffer after it and still reads.
 """
 import array
-import json
 import os
 import struct
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import iscsi_min as im  # noqa: E402
+import utgtd_probe as probe  # noqa: E402
 
 HOST, PORT, IQN, PID, ADM, SOCK = (sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]),
                                    sys.argv[5], sys.argv[6])
@@ -34,29 +33,15 @@ N = 32
 ROOM = 2 * MiB           # ISCSIT_DIN_ROOM
 MARGIN = 40 * MiB        # socket buffers, the workers' buffer caches, allocator slack
 MRDSL = 256 * 1024
-FAILS = 0
-
-
-def check(cond, what):
-    global FAILS
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS += 1
+check = probe.Checks()
 
 
 def status_kb(field):
-    with open("/proc/%d/status" % PID) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return probe.status_bytes(PID, field)
 
 
 def session(isid):
-    out = subprocess.run([ADM, "-s", SOCK, "show", "sessions", "--json"], capture_output=True,
-                         text=True, timeout=30).stdout
-    doc = json.loads(out)
-    for s in (doc.get("sessions", doc) if isinstance(doc, dict) else doc):
+    for s in probe.sessions(ADM, SOCK):
         if s.get("isid") == isid.hex():
             return s
     return None
@@ -237,7 +222,7 @@ def main():
     flood_then_read()
     digests()
     abort_half_sent()
-    return 1 if FAILS else 0
+    return 1 if check.fails else 0
 
 
 if __name__ == "__main__":
