@@ -13,7 +13,8 @@ what a READ holds.  Checks, on a 64 MiB ramdisk LU whose first 32 MiB hold a pat
    pattern, and ends with the S bit and GOOD with no residual; the peak RSS stays in the bound;
 3. the same with header and data digests;
 4. ABORT TASK of a READ half sent: the TMF is answered "function complete", the READ gets no
-   status, the session holds no buffer after it and still reads.
+   status, the session holds no buffer after it and still reads;
+5. 32 WRITEs of 32 MiB whose data never comes: charged whole, RSS does not grow.
 """
 import array
 import os
@@ -218,10 +219,39 @@ def abort_half_sent():
     c.close()
 
 
+def writes_without_data():
+    """WRITEs whose data never comes: charged to the budget whole when they arrive (a WRITE is
+    admitted all or nothing), but memory is only made resident as data lands in it."""
+    isid = b"\x80\x00\x00\x51\x00\x04"
+    c = login(isid)
+    base = status_kb("VmRSS")
+    raw = b""
+    for i in range(N):
+        cdb = struct.pack(">BBQIBB", 0x8A, 0, 0, BIG // 512, 0, 0)
+        raw += c.build(c.cmd_bhs(cdb, BIG, write=True, itt=0x7000 + i, cmd_sn=c.cmd_sn + i))
+    c.cmd_sn += N
+    c.send_raw(raw)
+    held = 0
+    for _ in range(600):
+        s = session(isid)
+        held = s["limits"]["mem_bytes"] if s else 0
+        if held >= N * BIG:
+            break
+        time.sleep(0.1)
+    rss = status_kb("VmRSS")
+    print("     %d WRITEs of 32 MiB without their data: %d MiB charged; RSS %d -> %d MiB"
+          % (N, held // MiB, base // MiB, rss // MiB), flush=True)
+    check(held == N * BIG, "every WRITE charged whole on arrival (%d MiB)" % (held // MiB))
+    check(rss - base <= MARGIN, "RSS grew %d MiB: nothing resident before data lands"
+          % ((rss - base) // MiB))
+    c.close()
+
+
 def main():
     flood_then_read()
     digests()
     abort_half_sent()
+    writes_without_data()
     return 1 if check.fails else 0
 
 

@@ -57,6 +57,36 @@ Test(iscsi_cmd, immediate_unsolicited_and_r2t, .fini = teardown)
 	ih_logout(&c);
 }
 
+/* A READ longer than the 2 MiB ring goes in pieces: the same data, DataSN running on across
+ * pieces, the status in the last PDU; the session holds the ring, not the READ's length. */
+Test(iscsi_cmd, long_read_in_pieces, .fini = teardown)
+{
+	struct ih_conn c;
+	const uint16_t blocks = 20000; /* 10,240,000 bytes: four pieces of 1 MiB and more */
+	size_t n = (size_t)blocks * 512;
+	uint8_t *w = malloc(n), *r = calloc(1, n);
+	struct ih_result res;
+
+	ih_start(&T, NULL, NULL);
+	login_with(&c, NULL);
+	fill(w, n, 7);
+	res = ih_rw10(&c, true, 10, blocks, w, NULL);
+	cr_assert_eq(res.status, 0);
+	res = ih_rw10(&c, false, 10, blocks, r, NULL);
+	cr_assert_eq(res.status, 0, "GOOD in the last Data-In");
+	cr_assert_eq(res.datain, n);
+	cr_assert_eq(res.flags, 0, "no residual");
+	cr_assert_eq(memcmp(w, r, n), 0, "data read back differs");
+	cr_assert_eq(res.last_datasn, res.n_datain - 1, "DataSN from 0 without a gap");
+	/* the worker frees the ring right after the last PDU left: wait for it, bounded */
+	for (int i = 0; i < 2000 && atomic_load(&iscsit_global->mem_used); i++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&iscsit_global->mem_used), 0, "the ring went back");
+	ih_logout(&c);
+	free(w);
+	free(r);
+}
+
 Test(iscsi_cmd, r2t_only_and_outstanding_r2ts, .fini = teardown)
 {
 	struct ih_conn c;
