@@ -30,7 +30,4 @@ TARGET_DRIVER iscsi {
 }"
 timeout --foreground 200 python3 tests/integration/iscsi_hostile.py 127.0.0.1 "$UT_PORT" "$T" \
 	"$UT_PID" "$UTGTADM" "$UT_SOCK"
-rc=$?
-if kill -0 "$UT_PID" 2>/dev/null; then ok "utgtd still running"; else bad "utgtd died"; rc=1; fi
-if stop_utgtd; then ok "utgtd stopped on SIGTERM"; else bad "utgtd did not stop"; rc=1; fi
-[ $rc -eq 0 ] && [ $FAILS -eq 0 ]
+ilib_finish $?
