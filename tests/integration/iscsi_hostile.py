@@ -230,6 +230,9 @@ def session_limits():
     c = im.Conn(HOST, PORT)
     st = c.login("iqn.2026-12.org.utgt:hostile", IQN, isid=b"\x80\x00\x00\x20\x00\x09")
     check(st == 0x0302, "a fifth session is refused: status %#06x (want 0x0302)" % st)
+    # the target closes a failed login's connection: wait for that, so the connection no
+    # longer counts against max_connections when the next ones are counted
+    c.closed()
     c.close()
     raw = []
     # 4 sessions hold 4 connections; 4 more fill max_connections 8
