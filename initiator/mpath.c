@@ -300,7 +300,10 @@ static void completed(struct ub_mpath *m, struct ub_mio *mio)
 		retry_later(m, mio, 0);
 		return;
 	}
-	if (io->status == 2)
+	if (io->sys_errno) /* the block engine: the kernel's own reason, as fio reports it */
+		snprintf(mio->errmsg, sizeof(mio->errmsg), "%s (errno %d) via path %d",
+			 strerror(io->sys_errno), io->sys_errno, mio->path);
+	else if (io->status == 2)
 		snprintf(mio->errmsg, sizeof(mio->errmsg),
 			 "CHECK CONDITION %s ASC/ASCQ %02x/%02x via path %d",
 			 ub_sense_key_str(io->sense_key), io->asc, io->ascq, mio->path);
