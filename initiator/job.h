@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "initiator/iobuf.h"
+
 struct diag;
 
 enum ub_rw {
@@ -113,6 +115,8 @@ struct ub_job {
 	bool exitall;
 	enum ub_exit_what exit_what;
 	bool direct;
+	enum ub_mem mem;    /* fio's mem/iomem: what the buffers are and so where they start */
+	uint64_t mem_align; /* fio's mem_align: buffers start this far past a page boundary */
 	/* pacing */
 	uint64_t rate[3], rate_min[3];	   /* bytes/s per direction */
 	uint64_t rate_iops[3], rate_iops_min[3];

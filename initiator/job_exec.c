@@ -4,6 +4,7 @@
  * blocks (inline with verify_backlog, or a read-back pass), steer the depth for
  * latency_target, stop at steady state, then report. */
 #include "initiator/bench.h"
+#include "initiator/iobuf.h"
 #include "initiator/iogen.h"
 #include "initiator/iolog.h"
 #include "initiator/scsi_info.h"
@@ -53,6 +54,7 @@ struct jrun {
 	uint64_t first_lba, region, vbs, nchunks;
 	struct slot *slots;
 	struct slot *free;
+	struct ub_iobufs bufs;
 	unsigned nslots, depth, inflight;
 	/* limits */
 	uint64_t issued_bytes, issue_limit, issued_ios;
@@ -813,20 +815,24 @@ static bool setup_verify(struct jrun *jr, char *err, size_t errlen)
 	return true;
 }
 
-static bool setup_slots(struct jrun *jr)
+/* The slots and their buffers, placed as fio places its io_us' (initiator/iobuf.c). */
+static bool setup_slots(struct jrun *jr, char *err, size_t errlen)
 {
 	const struct ub_job *j = jr->j;
 	uint64_t seed = 1;
 
 	jr->nslots = j->iodepth + 1; /* one spare for a flush */
 	jr->slots = calloc(jr->nslots, sizeof(*jr->slots));
-	if (!jr->slots)
+	if (!jr->slots) {
+		snprintf(err, errlen, "out of memory for %u I/O slots", jr->nslots);
+		return false;
+	}
+	if (!ub_iobufs_alloc(&jr->bufs, jr->nslots, j->bs, j->mem, j->direct, j->mem_align, err,
+			     errlen))
 		return false;
 	for (unsigned i = 0; i < jr->nslots; i++) {
 		struct slot *s = &jr->slots[i];
-		s->buf = aligned_alloc(4096, (j->bs + 4095) / 4096 * 4096);
-		if (!s->buf)
-			return false;
+		s->buf = ub_iobufs_at(&jr->bufs, i);
 		/* Write payload: incompressible unless a pattern, zeros or a compressible share
 		 * are asked for (buffer_compress_percentage: that share of each buffer zeroed). */
 		for (uint64_t k = 0; k + 8 <= j->bs; k += 8) {
@@ -1003,8 +1009,11 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 		goto out;
 	}
 	jr->vseed = (uint32_t)(ub_now_ns() ^ (uint64_t)getpid());
-	if (!setup_slots(jr))
-		goto oom;
+	if (!setup_slots(jr, err, sizeof(err))) {
+		res->error = ENOMEM;
+		snprintf(res->errmsg, sizeof(res->errmsg), "job %.100s: %.380s", j->name, err);
+		goto out;
+	}
 	if (!ub_iolog_open(&jr->log, j, x->log_index, err, sizeof(err))) {
 		res->error = EINVAL;
 		snprintf(res->errmsg, sizeof(res->errmsg), "%.500s", err);
@@ -1057,8 +1066,7 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 	goto out;
 oom:
 	res->error = ENOMEM;
-	snprintf(res->errmsg, sizeof(res->errmsg), "out of memory for %u buffers of %llu bytes",
-		 j->iodepth, (unsigned long long)j->bs);
+	snprintf(res->errmsg, sizeof(res->errmsg), "out of memory");
 out:
 	/* Drain anything still in flight before the buffers go away. */
 	while (jr->inflight && jr->mp.n) {
@@ -1067,9 +1075,7 @@ out:
 	}
 	ub_iolog_close(&jr->log, jr->measuring ? (ub_now_ns() - jr->t_measure) / 1000000 : 0);
 	ub_mpath_close(&jr->mp);
-	if (jr->slots)
-		for (unsigned i = 0; i < jr->nslots; i++)
-			free(jr->slots[i].buf);
+	ub_iobufs_free(&jr->bufs);
 	free(jr->slots);
 	free(jr->backlog);
 	free(jr->lt_hist);

@@ -1,6 +1,7 @@
 /* The fio options utgt-bench understands, their types and ranges, in one table; and the ones
  * accepted without effect, each with the reason it has none here. */
 #include "initiator/job.h"
+#include "initiator/iobuf.h"
 #include "initiator/job_opts.h"
 #include "initiator/opt_values.h"
 #include "initiator/units.h"
@@ -402,6 +403,12 @@ static bool c_sync(struct ub_job *j, const char *k, const char *v, char *err, si
 	return true;
 }
 
+static bool c_mem(struct ub_job *j, const char *k, const char *v, char *err, size_t errlen)
+{
+	(void)k;
+	return ub_iobufs_parse_mem(v, &j->mem, err, errlen);
+}
+
 static bool c_kb_base(struct ub_job *j, const char *k, const char *v, char *err, size_t errlen)
 {
 	(void)j;
@@ -461,6 +468,10 @@ static const struct opt_def opts[] = {
     C("exit_what", c_exit_what),
     {"direct", T_FLAG, U(direct), 0, 0, NULL},
     C("buffered", c_buffered),
+    C("mem", c_mem),
+    C("iomem", c_mem),
+    {"mem_align", T_SIZE, U(mem_align), 0, 1ull << 30, NULL},
+    {"iomem_align", T_SIZE, U(mem_align), 0, 1ull << 30, NULL},
     C("rate", c_rates),
     C("rate_min", c_rates),
     C("ratemin", c_rates),
@@ -586,10 +597,6 @@ static const struct {
     {"group_id", "not a job option here"},
     {"stats", "statistics are always kept"},
     {"per_job_logs", "logs are always per job"},
-    {"mem", "buffers are page-aligned heap memory"},
-    {"iomem", "buffers are page-aligned heap memory"},
-    {"mem_align", "buffers are page-aligned heap memory"},
-    {"iomem_align", "buffers are page-aligned heap memory"},
     {"fixedbufs", "buffers are not registered with io_uring"},
     {"hipri", "completions are interrupt-driven: the loop sleeps in poll(), it does not spin"},
     {"lockmem", "no memory is locked"},

@@ -167,6 +167,24 @@ Test(bench_job_opts, buffered_is_the_opposite_of_direct)
 	cr_assert(j.sync_writes);
 }
 
+/* Where the buffers start changes what a buffered job measures (docs/utgt-bench.md): fio's
+ * mem and mem_align are options with an effect, not warnings. */
+Test(bench_job_opts, mem_and_mem_align_place_the_buffers)
+{
+	cr_assert_eq(j.mem, UB_MEM_MALLOC);
+	cr_assert_eq(j.mem_align, 0);
+	cr_assert_eq(set("mem_align", "4k"), UB_OPT_OK, "%s", err);
+	cr_assert_eq(j.mem_align, 4096);
+	cr_assert_eq(set("iomem_align", "512"), UB_OPT_OK, "%s", err);
+	cr_assert_eq(j.mem_align, 512);
+	cr_assert_eq(set("mem", "mmap"), UB_OPT_OK, "%s", err);
+	cr_assert_eq(j.mem, UB_MEM_MMAP);
+	cr_assert_eq(set("iomem", "shmhuge"), UB_OPT_OK, "%s", err);
+	cr_assert_eq(j.mem, UB_MEM_SHMHUGE);
+	cr_assert_eq(set("mem", "cudamalloc"), UB_OPT_BAD);
+	cr_assert(strstr(err, "cudamalloc"), "%s", err);
+}
+
 Test(bench_job_opts, options_without_meaning_warn_and_unknown_ones_fail)
 {
 	cr_assert_eq(set("directory", "/data1"), UB_OPT_IGNORED);
