@@ -234,6 +234,7 @@ enum iscsit_rx_result iscsit_rx_run(struct iscsit_rx *rx, iscsit_recv_fn recv, v
 				    const struct iscsit_rx_ops *ops, void *ctx, unsigned budget)
 {
 	unsigned done = 0;
+	bool drained = false; /* a receive of this run came back short: the source is empty */
 
 	rx->why = NULL;
 	for (;;) {
@@ -241,6 +242,12 @@ enum iscsit_rx_result iscsit_rx_run(struct iscsit_rx *rx, iscsit_recv_fn recv, v
 		uint8_t *p = region(rx, &need);
 		enum step st;
 
+		if (!rx->stage_len && drained) {
+			/* Asking again would only return EAGAIN: one system call per wake-up
+			 * saved.  Bytes that arrive meanwhile keep the socket readable for the
+			 * next wait (level-triggered). */
+			return RX_WOULD_BLOCK;
+		}
 		if (rx->stage_len) {
 			n = need < rx->stage_len ? need : rx->stage_len;
 			memcpy(p, rx->stage + rx->stage_off, n);
@@ -266,6 +273,7 @@ enum iscsit_rx_result iscsit_rx_run(struct iscsit_rx *rx, iscsit_recv_fn recv, v
 							     : "connection closed inside a PDU";
 				return RX_EOF;
 			}
+			drained = (size_t)r < need + ISCSIT_RX_STAGE;
 			n = (size_t)r < need ? (size_t)r : need;
 			rx->stage_off = 0;
 			rx->stage_len = (size_t)r - n;

@@ -50,7 +50,9 @@ struct iscsit_rx_ops {
 };
 
 /* Where the bytes come from: a socket (readv) in the daemon, a buffer in tests.  Returns the
- * number of bytes placed, 0 at end of stream, -1 with errno (EAGAIN: nothing now). */
+ * number of bytes placed, 0 at end of stream, -1 with errno (EAGAIN: nothing now).  As with a
+ * stream socket, fewer bytes than asked for mean the source had no more at that moment:
+ * iscsit_rx_run then parses what it holds and returns RX_WOULD_BLOCK without asking again. */
 typedef ssize_t (*iscsit_recv_fn)(void *src, const struct iovec *iov, int iovcnt);
 
 struct iscsit_rx {
