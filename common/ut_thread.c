@@ -3,6 +3,8 @@
  * the eventfd before it takes the list, so a later push onto an empty list wakes it again. */
 #include "common/ut_thread.h"
 
+#include "common/ut_ring.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -70,6 +72,8 @@ fail:
 
 void ut_thread_fini(struct ut_thread *t)
 {
+	ut_ring_free(t->ring);
+	t->ring = NULL;
 	if (t->evfd >= 0)
 		close(t->evfd);
 	if (t->epfd >= 0)
@@ -306,9 +310,19 @@ void ut_thread_run(struct ut_thread *t)
 				w->fn(w, evs[i].events);
 		}
 		ut_thread_drain(t);
-		busy = run_pollers(t);
+		/* I/O the callbacks and messages started goes out before the pollers run, so a
+		 * completion the kernel posted at once is answered in this round. */
+		if (t->ring)
+			busy = ut_ring_flush(t->ring);
+		else
+			busy = false;
+		busy |= run_pollers(t);
 		run_timers(t);
+		if (t->ring)
+			busy |= ut_ring_flush(t->ring);
 	}
+	if (t->ring)
+		ut_ring_quiesce(t->ring);
 	ut_thread_drain(t);
 	tls_current = outer;
 }

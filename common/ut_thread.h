@@ -9,8 +9,10 @@
  *   2. run the ready fds' callbacks: hang-ups (EPOLLHUP/EPOLLRDHUP) of the batch first, so an
  *      object that went away releases its state before work that arrived with it elsewhere;
  *   3. run every posted message, in each sender's order;
- *   4. run the pollers (each says whether it did work: then the next round does not sleep);
- *   5. run the timers that are due.
+ *   4. submit the SQEs queued on the thread's ring (ut_ring.h), if it has one, and run the
+ *      completions already posted;
+ *   5. run the pollers (each says whether it did work: then the next round does not sleep);
+ *   6. run the timers that are due, then submit and reap the ring again before waiting.
  * A thread is started on its own pthread (ut_thread_start) or driven by the caller
  * (ut_thread_run).  Nothing here logs or allocates: errors are returned. */
 #ifndef UTGT_COMMON_UT_THREAD_H
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 struct ut_thread;
+struct ut_ring;
 
 /* A message: fn(m) runs on the thread it was posted to.  Embed it in what it carries. */
 struct ut_msg {
@@ -62,6 +65,7 @@ struct ut_thread {
 	struct ut_msg *local_head, *local_tail; /* posted from the thread itself */
 	struct ut_timer *timers;
 	struct ut_poller *pollers;
+	struct ut_ring *ring; /* its own io_uring, or NULL (common/ut_ring.h) */
 	atomic_bool stop;
 	bool started;
 	pthread_t thr;

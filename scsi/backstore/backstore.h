@@ -54,6 +54,8 @@ struct bs_io {
 	struct iovec *iov;
 	int iovcnt;
 	bool fua; /* write: durable before completion */
+	bool waited; /* the submitter blocks until cb (bs_submit_sync): complete it on a thread
+		      * other than the submitter's, never on the submitter's own loop */
 	uint64_t miscompare_at; /* BS_MISCOMPARE: offset of the first differing byte in len */
 	void (*cb)(struct bs_io *io, enum bs_status st);
 	void *priv;

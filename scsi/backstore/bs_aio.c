@@ -2,9 +2,11 @@
  *
  * Every bs_io becomes a request that walks through one or more steps (one system call or SQE
  * each): a read or write of what is left, a WRITE SAME chunk, an fdatasync, a hole punch, a
- * discard.  The same step planner and the same result handler serve both back ends; they only
- * differ in who issues the step (an SQE, or a pool thread calling the system call) and who
- * reaps it (the CQ reaper thread, or that pool thread). */
+ * discard.  The same step planner and the same result handler serve every back end; they only
+ * differ in who issues the step and who reaps it: an SQE on the submitting thread's own ring
+ * (common/ut_ring.h: the front ends' workers), reaped by that thread's loop; an SQE on the
+ * engine's shared ring, reaped by its CQ reaper thread (callers without a ring of their own);
+ * or a pool thread calling the system call. */
 #include "scsi/backstore/bs_aio.h"
 
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/ut_log.h"
+#include "common/ut_ring.h"
 #include "scsi/backstore/bs_util.h"
 
 #define AIO_DEFAULT_DEPTH   128
@@ -43,6 +46,7 @@ enum step_kind {
 };
 
 struct aio_req {
+	struct ut_ring_op op; /* on a worker's own ring */
 	struct bs_aio *a;
 	struct bs_io *io;
 	uint64_t done; /* bytes of the io finished */
@@ -93,7 +97,7 @@ struct bs_aio {
 
 	struct {
 		atomic_ullong submitted, completed, syscalls, resumed, retried, bounced, unaligned,
-		    fua_writes, flushes, discards, queued;
+		    fua_writes, flushes, discards, queued, own_ring;
 	} st;
 };
 
@@ -517,23 +521,8 @@ static int uring_submit_locked(struct bs_aio *a)
 	}
 }
 
-/* Put the step on the ring.  False when it cannot go there (no SQE): run it on the pool. */
-static bool uring_queue(struct aio_req *r)
+static void step_prep(struct aio_req *r, struct io_uring_sqe *sqe)
 {
-	struct bs_aio *a = r->a;
-	struct io_uring_sqe *sqe;
-	int ret;
-
-	pthread_mutex_lock(&a->sq_lock);
-	sqe = io_uring_get_sqe(&a->ring);
-	if (!sqe) {
-		uring_submit_locked(a);
-		sqe = io_uring_get_sqe(&a->ring);
-	}
-	if (!sqe) {
-		pthread_mutex_unlock(&a->sq_lock);
-		return false;
-	}
 	switch (r->kind) {
 	case STEP_READ:
 		io_uring_prep_readv2(sqe, r->fd, r->iov, (unsigned)r->iovcnt, r->step_off, 0);
@@ -553,6 +542,55 @@ static bool uring_queue(struct aio_req *r)
 		io_uring_prep_nop(sqe); /* never reached: discards go to the pool */
 		break;
 	}
+}
+
+static void step_complete(struct aio_req *r, int64_t res);
+
+static void own_ring_done(struct ut_ring_op *op, int res)
+{
+	struct aio_req *r = (struct aio_req *)op;
+
+	atomic_fetch_add_explicit(&r->a->st.own_ring, 1, memory_order_relaxed);
+	step_complete(r, res);
+}
+
+/* Put the step on the calling thread's own ring, submitted with the rest of its round and
+ * reaped by its loop.  False when the thread has none or it is full. */
+static bool own_ring_queue(struct aio_req *r)
+{
+	struct ut_ring *ring = ut_ring_current();
+	struct io_uring_sqe *sqe;
+
+	/* A submitter that blocks until the end would never reap its own ring. */
+	if (!ring || r->io->waited || !(sqe = ut_ring_get_sqe(ring)))
+		return false;
+	step_prep(r, sqe);
+	r->op.done = own_ring_done;
+	ut_ring_queue(ring, sqe, &r->op);
+	return true;
+}
+
+/* Put the step on the shared ring.  False when it cannot go there (no SQE): run it on the
+ * pool. */
+static bool uring_queue(struct aio_req *r)
+{
+	struct bs_aio *a = r->a;
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	if (own_ring_queue(r))
+		return true;
+	pthread_mutex_lock(&a->sq_lock);
+	sqe = io_uring_get_sqe(&a->ring);
+	if (!sqe) {
+		uring_submit_locked(a);
+		sqe = io_uring_get_sqe(&a->ring);
+	}
+	if (!sqe) {
+		pthread_mutex_unlock(&a->sq_lock);
+		return false;
+	}
+	step_prep(r, sqe);
 	io_uring_sqe_set_data(sqe, r);
 	ret = uring_submit_locked(a);
 	pthread_mutex_unlock(&a->sq_lock);
@@ -874,4 +912,5 @@ void bs_aio_get_stats(const struct bs_aio *a, struct bs_aio_stats *out)
 	out->flushes = atomic_load(&m->st.flushes);
 	out->discards = atomic_load(&m->st.discards);
 	out->queued = atomic_load(&m->st.queued);
+	out->own_ring = atomic_load(&m->st.own_ring);
 }

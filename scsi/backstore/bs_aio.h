@@ -1,8 +1,11 @@
 /* The asynchronous I/O engine behind the file-backed stores (vdisk_fileio, vdisk_blockio).
  *
- * One engine per open store.  Verbs go to an io_uring (a CQ reaper thread completes them and
- * calls io->cb) or, when io_uring is unavailable or UTGT_NO_IO_URING=1, to a small pool of
- * threads doing preadv2/pwritev2.  Either way bs_aio_submit() never waits for the medium: it
+ * One engine per open store.  Verbs go to an io_uring or, when io_uring is unavailable or
+ * UTGT_NO_IO_URING=1, to a small pool of threads doing preadv2/pwritev2.  The ring is the
+ * calling thread's own when it has one (a front end's worker: common/ut_ring.h), so the
+ * completion runs io->cb on the thread that submitted, in its loop, and the steps of a round
+ * go to the kernel in one io_uring_enter(); otherwise it is the engine's shared ring, whose
+ * CQ reaper thread calls io->cb.  Either way bs_aio_submit() never waits for the medium: it
  * queues and returns, so a slow file never stalls the caller.
  *
  * Data moves through the caller's iovecs directly.  Only when the store is opened O_DIRECT and
@@ -46,6 +49,7 @@ struct bs_aio_stats {
 	uint64_t flushes;    /* fdatasync steps issued */
 	uint64_t discards;   /* BLKDISCARD ioctls issued */
 	uint64_t queued;     /* I/Os that waited for a free slot */
+	uint64_t own_ring;   /* steps completed on the submitting thread's own ring */
 };
 
 struct bs_aio;
@@ -54,8 +58,9 @@ struct bs_aio;
  * NULL with a message in err on failure. */
 struct bs_aio *bs_aio_create(const struct bs_aio_opts *o, char *err, size_t errlen);
 
-/* Start io (already validated with bs_check_io).  io->cb runs exactly once, from the reaper or
- * a pool thread, or before this returns for verbs with nothing to do.  The callback must not
+/* Start io (already validated with bs_check_io).  io->cb runs exactly once: on the calling
+ * thread's loop (own ring), from the reaper or a pool thread, or before this returns for verbs
+ * with nothing to do.  The callback must not
  * wait for other I/O on the same engine. */
 void bs_aio_submit(struct bs_aio *a, struct bs_io *io);
 

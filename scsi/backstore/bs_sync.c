@@ -29,9 +29,11 @@ enum bs_status bs_submit_sync(struct backstore *bs, struct bs_io *io)
 	struct bs_waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, BS_OK};
 	void (*cb)(struct bs_io *, enum bs_status) = io->cb;
 	void *priv = io->priv;
+	bool waited = io->waited;
 
 	io->cb = bs_sync_done;
 	io->priv = &w;
+	io->waited = true;
 	bs->ops->submit(bs, io);
 	pthread_mutex_lock(&w.mu);
 	while (!w.done)
@@ -42,5 +44,6 @@ enum bs_status bs_submit_sync(struct backstore *bs, struct bs_io *io)
 	/* The caller's callback is not run: the result is the return value. */
 	io->cb = cb;
 	io->priv = priv;
+	io->waited = waited;
 	return w.st;
 }

@@ -1,7 +1,8 @@
 /* The asynchronous engine, on both back ends (io_uring and the thread pool): data round trips,
  * split and short transfers, O_DIRECT bounce and buffered fallback, FUA, flush, hole punching,
- * WRITE SAME, queueing beyond the depth, completion on another thread, and a medium that
- * blocks (a userfaultfd-backed buffer) without stalling the submitter. */
+ * WRITE SAME, queueing beyond the depth, completion on another thread (or on the submitting
+ * thread's own ring), and a medium that blocks (a userfaultfd-backed buffer) without
+ * stalling the submitter. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ut_ring.h"
 #include "scsi/backstore/bs_aio.h"
 
 struct waiter {
@@ -732,4 +734,105 @@ Test(bs_aio, io_uring_setup_failure_falls_back_to_the_thread_pool)
 	cr_assert_eq(rw(a, BS_READ, 512, r, sizeof(r), false), BS_OK);
 	cr_assert_arr_eq(r, w, sizeof(w));
 	bs_aio_destroy(a);
+}
+
+/* ---------------------------------------------------------------- a worker's own ring */
+
+static struct ut_thread OWN;
+static atomic_int own_done, own_off_thread, own_bad;
+static struct bs_aio *own_a;
+static uint8_t own_w[64 << 10], own_r[8][4096];
+static struct iovec own_iov[9];
+static struct bs_io own_io[9];
+
+static void own_cb(struct bs_io *io, enum bs_status st)
+{
+	(void)io;
+	if (!ut_thread_is_current(&OWN))
+		atomic_fetch_add(&own_off_thread, 1);
+	if (st != BS_OK)
+		atomic_fetch_add(&own_bad, 1);
+	atomic_fetch_add(&own_done, 1);
+}
+
+/* On OWN: one 64 KiB write (16 steps of 4 KiB: the resumed steps stay on the ring). */
+static void own_write(void *arg)
+{
+	(void)arg;
+	own_iov[8] = (struct iovec){own_w, sizeof(own_w)};
+	own_io[8] = (struct bs_io){.op = BS_WRITE, .off = 0, .len = sizeof(own_w),
+				   .iov = &own_iov[8], .iovcnt = 1, .cb = own_cb};
+	bs_aio_submit(own_a, &own_io[8]);
+}
+
+/* On OWN: eight 4 KiB reads in one round. */
+static void own_reads(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 8; i++) {
+		own_iov[i] = (struct iovec){own_r[i], 4096};
+		own_io[i] = (struct bs_io){.op = BS_READ, .off = (uint64_t)i * 8192, .len = 4096,
+					   .iov = &own_iov[i], .iovcnt = 1, .cb = own_cb};
+		bs_aio_submit(own_a, &own_io[i]);
+	}
+}
+
+static uint64_t own_submits;
+
+static void own_read_submits(void *arg)
+{
+	(void)arg;
+	own_submits = OWN.ring->submits;
+}
+
+static bool own_wait(int n)
+{
+	for (int i = 0; i < 20000 && atomic_load(&own_done) < n; i++)
+		usleep(1000);
+	return atomic_load(&own_done) >= n;
+}
+
+Test(bs_aio, a_worker_with_its_own_ring_completes_its_io_itself)
+{
+	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .max_step = 4096};
+	struct bs_aio_stats s;
+	uint64_t before;
+
+	if (!uring_works())
+		cr_skip_test("no io_uring here");
+	own_a = engine(&o, false);
+	cr_assert_eq(ut_thread_init(&OWN, "own"), 0);
+	cr_assert_eq(ut_ring_attach(&OWN, 8), 0);
+	cr_assert_eq(ut_thread_start(&OWN, -1), 0);
+	fill(own_w, sizeof(own_w), 5);
+
+	ut_thread_call_sync(&OWN, own_write, NULL);
+	cr_assert(own_wait(1), "the write did not complete");
+	s = stats(own_a);
+	cr_assert_eq(s.own_ring, 16, "16 steps on the worker's ring (got %llu)",
+		     (unsigned long long)s.own_ring);
+
+	ut_thread_call_sync(&OWN, own_read_submits, NULL);
+	before = own_submits;
+	ut_thread_call_sync(&OWN, own_reads, NULL);
+	cr_assert(own_wait(9), "the reads did not complete");
+	ut_thread_call_sync(&OWN, own_read_submits, NULL);
+	cr_assert_eq(own_submits - before, 1, "eight reads of one round in %llu submits",
+		     (unsigned long long)(own_submits - before));
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(memcmp(own_r[i], own_w + i * 8192, 4096), 0, "read %d", i);
+	cr_assert_eq(atomic_load(&own_bad), 0);
+	cr_assert_eq(atomic_load(&own_off_thread), 0, "every callback ran on the worker");
+	s = stats(own_a);
+	cr_assert_eq(s.own_ring, 24);
+
+	/* From a thread without a ring the shared ring and its reaper still serve. */
+	uint8_t r[4096];
+	cr_assert_eq(rw(own_a, BS_READ, 4096, r, sizeof(r), false), BS_OK);
+	cr_assert_eq(memcmp(r, own_w + 4096, 4096), 0);
+	cr_assert_eq(stats(own_a).own_ring, 24);
+
+	ut_thread_join(&OWN);
+	ut_thread_fini(&OWN);
+	bs_aio_destroy(own_a);
 }
