@@ -275,6 +275,36 @@ static void run_timers(struct ut_thread *t)
 	}
 }
 
+void ut_thread_set_poll(struct ut_thread *t, unsigned us)
+{
+	t->poll_us = us;
+}
+
+static uint64_t clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Wait for fds: with a poll budget and a busy last round, look without sleeping first. */
+static int wait_events(struct ut_thread *t, struct epoll_event *evs, int timeout)
+{
+	if (timeout != 0 && t->poll_us && t->worked) {
+		uint64_t until = clock_us() + t->poll_us;
+
+		do {
+			int n = epoll_wait(t->epfd, evs, MAX_EVENTS, 0);
+
+			if (n != 0 || t->local_head ||
+			    atomic_load_explicit(&t->inbox, memory_order_relaxed))
+				return n;
+		} while (clock_us() < until);
+	}
+	return epoll_wait(t->epfd, evs, MAX_EVENTS, timeout);
+}
+
 void ut_thread_run(struct ut_thread *t)
 {
 	struct epoll_event evs[MAX_EVENTS];
@@ -284,7 +314,7 @@ void ut_thread_run(struct ut_thread *t)
 	tls_current = t;
 	t->err = 0;
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
-		int n = epoll_wait(t->epfd, evs, MAX_EVENTS, sleep_ms(t, busy));
+		int n = wait_events(t, evs, sleep_ms(t, busy));
 
 		if (n < 0) {
 			if (errno != EINTR) {
@@ -309,7 +339,7 @@ void ut_thread_run(struct ut_thread *t)
 			if (evs[i].events)
 				w->fn(w, evs[i].events);
 		}
-		ut_thread_drain(t);
+		t->worked = ut_thread_drain(t) || n > 0;
 		/* I/O the callbacks and messages started goes out before the pollers run, so a
 		 * completion the kernel posted at once is answered in this round. */
 		if (t->ring)

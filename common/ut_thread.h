@@ -5,7 +5,7 @@
  * owns; they post a ut_msg and the message's function runs on the owning thread.  Each round
  * of the loop:
  *   1. wait for fds (no wait when messages or a busy poller are pending; otherwise until the
- *      next timer is due);
+ *      next timer is due, after an optional bounded poll: ut_thread_set_poll);
  *   2. run the ready fds' callbacks: hang-ups (EPOLLHUP/EPOLLRDHUP) of the batch first, so an
  *      object that went away releases its state before work that arrived with it elsewhere;
  *   3. run every posted message, in each sender's order;
@@ -66,6 +66,8 @@ struct ut_thread {
 	struct ut_timer *timers;
 	struct ut_poller *pollers;
 	struct ut_ring *ring; /* its own io_uring, or NULL (common/ut_ring.h) */
+	unsigned poll_us;     /* ut_thread_set_poll */
+	bool worked;	      /* the last round had fd events or messages */
 	atomic_bool stop;
 	bool started;
 	pthread_t thr;
@@ -116,6 +118,11 @@ void ut_thread_add_timer(struct ut_thread *t, struct ut_timer *tm);
 void ut_thread_del_timer(struct ut_thread *t, struct ut_timer *tm);
 void ut_thread_add_poller(struct ut_thread *t, struct ut_poller *p);
 void ut_thread_del_poller(struct ut_thread *t, struct ut_poller *p);
+
+/* Adaptive poll: a loop whose last round had work looks for more without sleeping for up to
+ * `us` microseconds before it blocks (a wake-up saved per command at low queue depth, at the
+ * price of CPU time spent polling).  0, the default, never polls.  Before the thread runs. */
+void ut_thread_set_poll(struct ut_thread *t, unsigned us);
 
 /* Monotonic time at the start of the current round, in ms (seconds: / 1000). */
 static inline uint64_t ut_thread_now_ms(const struct ut_thread *t)

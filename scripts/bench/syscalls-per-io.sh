@@ -4,6 +4,7 @@
 #   scripts/bench/syscalls-per-io.sh [N_IOS]            (default 100000 per row)
 #   UTGTD=/tmp/old/utgtd scripts/bench/syscalls-per-io.sh   # another build, same client
 #   LU=fileio ONLY='QD32' scripts/bench/syscalls-per-io.sh
+#   POLL_US=50 scripts/bench/syscalls-per-io.sh             # the workers' poll_us
 #
 # Counted by the kernel (perf stat software events and syscall tracepoints on utgtd's threads,
 # no hardware counters needed), so the system call and switch counts do not move with the
@@ -51,6 +52,7 @@ cat >"$W/u.conf" <<EOF
 $dev
 TARGET_DRIVER iscsi {
 	listen 127.0.0.1:$port
+$([ -n "${POLL_US:-}" ] && printf '\tpoll_us %s\n' "$POLL_US")
 	TARGET $IQN {
 		enabled 1
 		NopInInterval 0

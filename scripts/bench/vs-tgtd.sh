@@ -16,7 +16,7 @@
 # target's QD1 latency.  The "N paths" rows spread one utgt-bench job over N portals of the same
 # LU (round robin, a path switch every command); iperf3's one-stream figure closes the report.
 # ISCSI_WORKERS=N sets utgtd's worker_threads (ISCSI_WORKERS=1: every connection on one
-# worker, as placing the paths of one LU together would).
+# worker, as placing the paths of one LU together would); POLL_US=N sets its poll_us.
 set -u
 cd "$(dirname "$0")/../.."
 SECS=${1:-5}
@@ -82,6 +82,7 @@ HANDLER ramdisk {
 TARGET_DRIVER iscsi {
 $(for p in "${PUS[@]}"; do printf '\tlisten 127.0.0.1:%s\n' $p; done)
 $([ -n "${ISCSI_WORKERS:-}" ] && printf '\tworker_threads %s\n' "$ISCSI_WORKERS")
+$([ -n "${POLL_US:-}" ] && printf '\tpoll_us %s\n' "$POLL_US")
 	TARGET $IQN_U {
 		enabled 1
 		QueuedCommands 128

@@ -65,6 +65,23 @@ Test(iscsi_transport, validate_reports_bad_values)
 
 	validate_text("TARGET_DRIVER iscsi {\n nodelay maybe\n worker_threads 999\n}\n");
 	cr_assert_eq(nerr, 2, "%s", last_msg);
+
+	validate_text("TARGET_DRIVER iscsi {\n poll_us 1001\n}\n");
+	cr_assert_eq(nerr, 1, "%s", last_msg);
+	cr_assert(strstr(last_msg, "poll_us"), "%s", last_msg);
+	validate_text("TARGET_DRIVER iscsi {\n poll_us 50\n}\n");
+	cr_assert_eq(nerr, 0, "%s", last_msg);
+}
+
+Test(iscsi_transport, poll_us_reaches_every_worker)
+{
+	struct ih_target t;
+
+	ih_start(&t, "worker_threads 2\n poll_us 25", NULL);
+	cr_assert_eq(iscsit_global->nworkers, 2);
+	for (unsigned i = 0; i < iscsit_global->nworkers; i++)
+		cr_assert_eq(iscsit_global->workers[i].ut.poll_us, 25, "worker %u", i);
+	ih_stop(&t);
 }
 
 Test(iscsi_transport, start_twice_fails)

@@ -54,14 +54,20 @@ static void nothing(void *arg)
 	(void)arg;
 }
 
-static void setup(void)
+static void start_T(const char *name, unsigned poll_us)
 {
 	memset(last_seq, 0, sizeof(last_seq));
 	atomic_store(&ran, 0);
 	atomic_store(&wrong_thread, 0);
 	atomic_store(&out_of_order, 0);
-	cr_assert_eq(ut_thread_init(&T, "t-test"), 0);
+	cr_assert_eq(ut_thread_init(&T, name), 0);
+	ut_thread_set_poll(&T, poll_us);
 	cr_assert_eq(ut_thread_start(&T, -1), 0);
+}
+
+static void setup(void)
+{
+	start_T("t-test", 0);
 }
 
 static void teardown(void)
@@ -70,7 +76,8 @@ static void teardown(void)
 	ut_thread_fini(&T);
 }
 
-Test(ut_thread, messages_from_many_threads, .init = setup, .fini = teardown)
+/* SENDERS threads post PER messages each; all run on T, in each sender's order. */
+static void messages_from_all_senders(void)
 {
 	pthread_t th[SENDERS];
 
@@ -83,6 +90,11 @@ Test(ut_thread, messages_from_many_threads, .init = setup, .fini = teardown)
 	cr_assert_eq(atomic_load(&ran), SENDERS * PER);
 	cr_assert_eq(atomic_load(&wrong_thread), 0);
 	cr_assert_eq(atomic_load(&out_of_order), 0);
+}
+
+Test(ut_thread, messages_from_many_threads, .init = setup, .fini = teardown)
+{
+	messages_from_all_senders();
 }
 
 /* A message posted by a message of the same thread runs before the round ends: no wakeup,
@@ -286,4 +298,36 @@ Test(ut_thread, join_stops_an_idle_thread)
 	cr_assert_eq(T.err, 0, "stopped on request, not by an error");
 	cr_assert_not(T.started);
 	ut_thread_fini(&T);
+}
+
+/* Adaptive poll: messages still arrive in order while the loop polls, and the poll is
+ * bounded: an idle loop goes back to sleep instead of spinning. */
+static void setup_poll(void)
+{
+	start_T("t-poll", 1000);
+}
+
+static double thread_cpu_ms(void)
+{
+	clockid_t cid;
+	struct timespec ts;
+
+	cr_assert_eq(pthread_getcpuclockid(T.thr, &cid), 0);
+	cr_assert_eq(clock_gettime(cid, &ts), 0);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+Test(ut_thread, a_polling_loop_takes_messages_and_still_sleeps, .init = setup_poll,
+     .fini = teardown)
+{
+	double before;
+
+	messages_from_all_senders();
+
+	/* 300 ms with nothing to do: one bounded poll of 1 ms after the last work, then sleep
+	 * (a loop that kept polling would burn most of the 300 ms) */
+	before = thread_cpu_ms();
+	usleep(300000);
+	cr_assert_lt(thread_cpu_ms() - before, 60.0, "an idle loop spun: %.1f ms of CPU",
+		     thread_cpu_ms() - before);
 }

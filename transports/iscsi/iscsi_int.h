@@ -123,6 +123,7 @@ struct iscsit_ctx {
 
 	struct iscsit_worker *workers;
 	unsigned nworkers;
+	unsigned poll_us; /* the workers' adaptive poll (driver attribute poll_us; 0: none) */
 	atomic_uint next_worker;
 
 	pthread_mutex_t sess_lock; /* session table, TSIH allocation */

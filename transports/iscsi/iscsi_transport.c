@@ -12,10 +12,14 @@
 
 struct iscsit_ctx *iscsit_global;
 
+/* A worker polls at most this long before it sleeps (poll_us): beyond a millisecond the
+ * CPU it burns buys nothing a sleep would lose. */
+#define POLL_US_MAX 1000
+
 static const char *const driver_attrs[] = {
     "enabled", "listen", "listen_iser",	   "IncomingUser", "OutgoingUser", "nodelay",
     "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  "mem_limit", "session_mem_limit",
-    "max_sessions", "max_connections", NULL,
+    "max_sessions", "max_connections", "poll_us", NULL,
 };
 
 /* The bounds' defaults (docs/security.md): a 2-core box with 24 GiB stays safe whatever the
@@ -262,6 +266,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	iser_listen_validate(drv, d);
 	sockopts_parse(&drv->attrs, &o, NULL, d);
 	attr_u64(&drv->attrs, "worker_threads", 256, &n, d);
+	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &n, d);
 	attr_u64(&drv->attrs, "logout_wait", 60, &n, d);
 	attr_limit(&drv->attrs, "mem_limit", 0, d);
 	sml = attr_limit(&drv->attrs, "session_mem_limit", DEF_SESSION_MEM_LIMIT, d);
@@ -403,7 +408,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 			size_t errlen)
 {
 	struct iscsit_ctx *ctx;
-	uint64_t nworkers = 0;
+	uint64_t nworkers = 0, poll_us = 0;
 	const char *dbg = getenv("UTGT_ISCSI_DEBUG");
 	const char *iser[ISCSIT_ISER_PORTALS_MAX];
 
@@ -441,6 +446,8 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	ctx->tgts = ctx->gen->tgts;
 	ctx->ntgts = ctx->gen->n;
 	attr_u64(&drv->attrs, "worker_threads", 256, &nworkers, NULL);
+	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &poll_us, NULL);
+	ctx->poll_us = (unsigned)poll_us;
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
 	    iscsit_portals_open(ctx, iser_listen_portals(drv, iser, ISCSIT_ISER_PORTALS_MAX), err,
 				errlen) ||

@@ -111,6 +111,7 @@ int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t e
 			iscsit_log("worker %u: no io_uring of its own (%s): file I/O completes on "
 				   "the backstore's thread",
 				   i, strerror(-rc));
+		ut_thread_set_poll(&w->ut, ctx->poll_us);
 		w->ctx = ctx;
 		w->idx = i;
 		w->round.fn = round_fn;
