@@ -777,6 +777,26 @@ static void own_reads(void *arg)
 	}
 }
 
+/* On OWN, as bs_submit_sync does: submit and block until the callback.  Were the step on
+ * OWN's ring, nobody would reap it: the wait ends at its timeout instead. */
+static bool own_blocking_read_done;
+
+static void own_blocking_read(void *arg)
+{
+	static struct iovec iov;
+	static struct bs_io io;
+	int before = atomic_load(&own_done);
+
+	(void)arg;
+	iov = (struct iovec){own_r[0], 4096};
+	io = (struct bs_io){.op = BS_READ, .off = 8192, .len = 4096, .iov = &iov, .iovcnt = 1,
+			    .cb = own_cb, .waited = true};
+	bs_aio_submit(own_a, &io);
+	for (int i = 0; i < 10000 && atomic_load(&own_done) == before; i++)
+		usleep(1000);
+	own_blocking_read_done = atomic_load(&own_done) > before;
+}
+
 static uint64_t own_submits;
 
 static void own_read_submits(void *arg)
@@ -825,6 +845,15 @@ Test(bs_aio, a_worker_with_its_own_ring_completes_its_io_itself)
 	cr_assert_eq(atomic_load(&own_off_thread), 0, "every callback ran on the worker");
 	s = stats(own_a);
 	cr_assert_eq(s.own_ring, 24);
+
+	/* A submitter that blocks for its I/O is served by the shared ring, not its own. */
+	atomic_store(&own_off_thread, 0);
+	ut_thread_call_sync(&OWN, own_blocking_read, NULL);
+	cr_assert(own_blocking_read_done, "a blocking submitter's I/O waited on its own ring");
+	cr_assert_eq(atomic_load(&own_off_thread), 1, "completed by the shared ring's reaper");
+	cr_assert_eq(memcmp(own_r[0], own_w + 8192, 4096), 0);
+	cr_assert_eq(stats(own_a).own_ring, 24);
+	atomic_store(&own_done, 9);
 
 	/* From a thread without a ring the shared ring and its reaper still serve. */
 	uint8_t r[4096];
