@@ -76,6 +76,12 @@ iser_files() {
 # iser_env_up: rxe0, ib_iser, iscsid (test timeouts from common.sh) and the iser iface.
 iser_env_up() {
 	rxe_link_up
+	iser_initiator_up
+	iser_files
+}
+
+# iser_initiator_up: ib_iser, iscsid and the iser iface, on whatever RDMA devices there are.
+iser_initiator_up() {
 	modprobe ib_iser
 	start_iscsid
 	if [ "$ISER_TCP" = 0 ]; then
@@ -86,7 +92,6 @@ iser_env_up() {
 	else
 		say "transport=tcp: open-iscsi's default iface (iSCSI/TCP), for checking the test itself"
 	fi
-	iser_files
 }
 
 # iser_addr_add IP: an extra address on eth0 (a portal of its own); the RDMA
