@@ -111,6 +111,7 @@ struct scsi_task {
 	/* Optional: data-in in pieces (see "Data-in in pieces" below).  NULL: iov holds the
 	 * whole of exp_xfer_len. */
 	void (*din_ready)(struct scsi_task *task, uint32_t off, uint32_t len);
+	bool inline_io;                /* READ/WRITE may run on this thread (bs_io.inline_ok) */
 
 	/* ---- filled by the core before done() ---- */
 	uint8_t status;                /* SAM status byte */

@@ -56,6 +56,11 @@ struct bs_io {
 	bool fua; /* write: durable before completion */
 	bool waited; /* the submitter blocks until cb (bs_submit_sync): complete it on a thread
 		      * other than the submitter's, never on the submitter's own loop */
+	/* The submitting thread may run a READ or WRITE itself when the page cache answers it
+	 * without waiting for the medium (the backstore decides; io->cb then runs before submit
+	 * returns).  Set by a transport whose thread gains from it (TCMU: the ring thread at
+	 * QD1 saves a hop to an I/O thread and its wakeup). */
+	bool inline_ok;
 	uint64_t miscompare_at; /* BS_MISCOMPARE: offset of the first differing byte in len */
 	void (*cb)(struct bs_io *io, enum bs_status st);
 	void *priv;

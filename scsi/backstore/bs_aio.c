@@ -36,6 +36,7 @@
 #define AIO_SAME_CHUNK	    (1u << 20) /* WRITE SAME pattern buffer */
 #define AIO_MAX_RETRIES	    1000       /* EINTR/EAGAIN on one step before giving up */
 #define AIO_INLINE_IOV	    8
+#define AIO_INLINE_MAX	    (128u << 10) /* largest I/O run on the submitting thread */
 
 enum step_kind {
 	STEP_READ,
@@ -78,6 +79,10 @@ struct bs_aio {
 	uint64_t max_step;
 
 	bool uring;
+	/* bs_io.inline_ok can be honoured: the main descriptor is buffered, so the page cache
+	 * answers (run_inline()); writes also need it without O_DSYNC */
+	bool inline_capable, dsync;
+	bool no_nowait; /* preadv2(RWF_NOWAIT) refused by this file: inline writes only */
 	struct io_uring ring;
 	pthread_mutex_t sq_lock;
 	pthread_t reaper;
@@ -97,7 +102,7 @@ struct bs_aio {
 
 	struct {
 		atomic_ullong submitted, completed, syscalls, resumed, retried, bounced, unaligned,
-		    fua_writes, flushes, discards, queued, own_ring;
+		    fua_writes, flushes, discards, queued, own_ring, inlined;
 	} st;
 };
 
@@ -691,9 +696,47 @@ static void *worker_main(void *arg)
 	}
 }
 
+/* io->inline_ok: run the first step on the submitting thread instead of handing it to the
+ * reaper or a pool thread (whose wakeup costs more than a page-cache copy).  A READ goes with
+ * RWF_NOWAIT, which fails with EAGAIN rather than wait for the medium (then it goes the usual
+ * way); a WRITE only when nothing else of this engine is in flight (`alone`), since a buffered
+ * write may wait for a page or for dirty throttling, and that must not stall a busy thread.
+ * Never with O_DIRECT, O_DSYNC or FUA: those wait for the medium.  False: not run, dispatch
+ * it.  A short transfer continues the usual way (step_complete). */
+static bool run_inline(struct aio_req *r, bool alone)
+{
+	struct bs_aio *a = r->a;
+	struct bs_io *io = r->io;
+	ssize_t n;
+
+	if (!io->inline_ok || (io->op != BS_READ && io->op != BS_WRITE) || !a->inline_capable ||
+	    io->len > AIO_INLINE_MAX || r->rwflags || r->bounce)
+		return false;
+	if (r->kind == STEP_READ) {
+		if (__atomic_load_n(&a->no_nowait, __ATOMIC_RELAXED))
+			return false;
+		n = preadv2(r->fd, r->iov, r->iovcnt, (off_t)r->step_off, RWF_NOWAIT);
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+			__atomic_store_n(&a->no_nowait, true, __ATOMIC_RELAXED);
+			return false;
+		}
+	} else if (r->kind == STEP_WRITE && alone && !a->dsync) {
+		n = pwritev2(r->fd, r->iov, r->iovcnt, (off_t)r->step_off, 0);
+	} else {
+		return false;
+	}
+	atomic_fetch_add(&a->st.syscalls, 1);
+	atomic_fetch_add(&a->st.inlined, 1);
+	step_complete(r, n < 0 ? -errno : n);
+	return true;
+}
+
 void bs_aio_submit(struct bs_aio *a, struct bs_io *io)
 {
 	struct aio_req *r;
+	bool alone;
 
 	atomic_fetch_add(&a->st.submitted, 1);
 	/* Verbs with nothing to do complete here, without a slot. */
@@ -703,7 +746,7 @@ void bs_aio_submit(struct bs_aio *a, struct bs_io *io)
 		return;
 	}
 	pthread_mutex_lock(&a->lock);
-	a->outstanding++;
+	alone = ++a->outstanding == 1;
 	r = a->free;
 	if (r) {
 		a->free = r->next;
@@ -722,7 +765,7 @@ void bs_aio_submit(struct bs_aio *a, struct bs_io *io)
 	req_start(r, io);
 	if (r->st != BS_OK)
 		req_finish(r);
-	else
+	else if (!run_inline(r, alone))
 		aio_dispatch(r);
 }
 
@@ -764,6 +807,8 @@ struct bs_aio *bs_aio_create(const struct bs_aio_opts *o, char *err, size_t errl
 		return NULL;
 	}
 	a->o = *o;
+	a->inline_capable = !a->o.dio_off_align && a->o.fd >= 0;
+	a->dsync = a->o.fd >= 0 && (fcntl(a->o.fd, F_GETFL) & O_DSYNC);
 	if (!a->o.block_size)
 		a->o.block_size = 512;
 	depth = a->o.depth ? a->o.depth : AIO_DEFAULT_DEPTH;
@@ -913,4 +958,5 @@ void bs_aio_get_stats(const struct bs_aio *a, struct bs_aio_stats *out)
 	out->discards = atomic_load(&m->st.discards);
 	out->queued = atomic_load(&m->st.queued);
 	out->own_ring = atomic_load(&m->st.own_ring);
+	out->inlined = atomic_load(&m->st.inlined);
 }

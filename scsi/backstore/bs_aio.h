@@ -50,6 +50,7 @@ struct bs_aio_stats {
 	uint64_t discards;   /* BLKDISCARD ioctls issued */
 	uint64_t queued;     /* I/Os that waited for a free slot */
 	uint64_t own_ring;   /* steps completed on the submitting thread's own ring */
+	uint64_t inlined;    /* steps run on the submitting thread (bs_io.inline_ok) */
 };
 
 struct bs_aio;
@@ -60,8 +61,8 @@ struct bs_aio *bs_aio_create(const struct bs_aio_opts *o, char *err, size_t errl
 
 /* Start io (already validated with bs_check_io).  io->cb runs exactly once: on the calling
  * thread's loop (own ring), from the reaper or a pool thread, or before this returns for verbs
- * with nothing to do.  The callback must not
- * wait for other I/O on the same engine. */
+ * with nothing to do and for io->inline_ok I/O the page cache answered on the caller's
+ * thread.  The callback must not wait for other I/O on the same engine. */
 void bs_aio_submit(struct bs_aio *a, struct bs_io *io);
 
 /* Wait for every submitted I/O to complete, stop the threads, close the descriptors.  Not

@@ -1,8 +1,9 @@
 /* The asynchronous engine, on both back ends (io_uring and the thread pool): data round trips,
  * split and short transfers, O_DIRECT bounce and buffered fallback, FUA, flush, hole punching,
  * WRITE SAME, queueing beyond the depth, completion on another thread (or on the submitting
- * thread's own ring), and a medium that blocks (a userfaultfd-backed buffer) without
- * stalling the submitter. */
+ * thread's own ring), a medium that blocks (a userfaultfd-backed buffer) without stalling the
+ * submitter, and inline_ok I/O run on the submitting thread only where the page cache
+ * answers. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -605,30 +606,39 @@ static void *uffd_main(void *arg)
 	return NULL;
 }
 
-BOTH(blocked_medium_does_not_stall_the_submitter)
+/* A page whose first touch blocks until uffd_main supplies it (filled with `fillb`).  Skips
+ * the test (after destroying a) when the kernel has no userfaultfd for us. */
+static void uffd_start(struct uffd_ctx *u, pthread_t *th, struct bs_aio *a)
 {
-	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
-	struct uffd_ctx u = {.psz = (size_t)sysconf(_SC_PAGESIZE), .fillb = 0x5c};
 	struct uffdio_api api = {.api = UFFD_API};
 	struct uffdio_register reg;
-	struct waiter w;
-	pthread_t th;
-	uint8_t r[4096];
 
-	u.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (u.uffd < 0) {
+	u->psz = (size_t)sysconf(_SC_PAGESIZE);
+	u->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (u->uffd < 0) {
 		cr_log_warn("userfaultfd unavailable (%s): cannot build a blocking medium",
 			    strerror(errno));
 		bs_aio_destroy(a);
 		cr_skip_test();
 	}
-	cr_assert_eq(ioctl(u.uffd, UFFDIO_API, &api), 0);
-	u.page = mmap(NULL, u.psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert_neq(u.page, MAP_FAILED);
-	reg = (struct uffdio_register){.range = {(uintptr_t)u.page, u.psz},
+	cr_assert_eq(ioctl(u->uffd, UFFDIO_API, &api), 0);
+	u->page = mmap(NULL, u->psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(u->page, MAP_FAILED);
+	reg = (struct uffdio_register){.range = {(uintptr_t)u->page, u->psz},
 				       .mode = UFFDIO_REGISTER_MODE_MISSING};
-	cr_assert_eq(ioctl(u.uffd, UFFDIO_REGISTER, &reg), 0);
-	pthread_create(&th, NULL, uffd_main, &u);
+	cr_assert_eq(ioctl(u->uffd, UFFDIO_REGISTER, &reg), 0);
+	pthread_create(th, NULL, uffd_main, u);
+}
+
+BOTH(blocked_medium_does_not_stall_the_submitter)
+{
+	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
+	struct uffd_ctx u = {.fillb = 0x5c};
+	struct waiter w;
+	pthread_t th;
+	uint8_t r[4096];
+
+	uffd_start(&u, &th, a);
 
 	waiter_init(&w);
 	struct iovec iov = {u.page, 4096};
@@ -650,6 +660,127 @@ BOTH(blocked_medium_does_not_stall_the_submitter)
 	cr_assert_eq(rw(a, BS_READ, 8192, r, 4096, false), BS_OK);
 	for (int i = 0; i < 4096; i++)
 		cr_assert_eq(r[i], 0x5c);
+	munmap(u.page, u.psz);
+	close(u.uffd);
+	bs_aio_destroy(a);
+}
+
+/* Submit io with inline_ok; true when it completed on this thread before submit returned. */
+static bool ran_inline(struct bs_aio *a, struct bs_io *io)
+{
+	struct waiter w;
+	int done_at_return;
+
+	waiter_init(&w);
+	io->cb = wait_cb;
+	io->priv = &w;
+	io->inline_ok = true;
+	bs_aio_submit(a, io);
+	done_at_return = w.done;
+	cr_assert(wait_for(&w, 1), "I/O did not complete");
+	cr_assert_eq(w.done, 1, "callback ran %d times", w.done);
+	cr_assert_eq(w.st, BS_OK);
+	if (w.on_submitter)
+		cr_assert_eq(done_at_return, 1, "an inline completion comes before submit returns");
+	return w.on_submitter == 1;
+}
+
+/* Does this file take preadv2(RWF_NOWAIT)?  (The test file system decides.) */
+static bool nowait_reads(int fd)
+{
+	char b[512];
+	struct iovec v = {b, sizeof(b)};
+
+	return preadv2(fd, &v, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
+}
+
+BOTH(inline_ok_runs_page_cache_io_on_the_submitter)
+{
+	int fd;
+	struct bs_aio *a = file_engine(1 << 20, no_uring, &fd);
+	static uint8_t w[256 << 10], r[256 << 10];
+	struct iovec wv = {w, 4096}, rv = {r, 4096};
+	struct bs_io io;
+	bool nowait = nowait_reads(fd);
+
+	fill(w, sizeof(w), 3);
+	io = (struct bs_io){.op = BS_WRITE, .off = 8192, .len = 4096, .iov = &wv, .iovcnt = 1};
+	cr_assert(ran_inline(a, &io), "a buffered write with nothing in flight runs inline");
+	io = (struct bs_io){.op = BS_READ, .off = 8192, .len = 4096, .iov = &rv, .iovcnt = 1};
+	cr_assert_eq(ran_inline(a, &io), nowait, "a cached read runs inline when RWF_NOWAIT works");
+	cr_assert_arr_eq(r, w, 4096);
+	cr_assert_eq(stats(a).inlined, nowait ? 2 : 1);
+
+	/* what waits for the medium, or is large, or was not offered, goes the usual way */
+	io = (struct bs_io){.op = BS_WRITE, .off = 0, .len = 4096, .iov = &wv, .iovcnt = 1,
+			    .fua = true};
+	cr_assert_not(ran_inline(a, &io), "FUA write");
+	wv.iov_len = rv.iov_len = sizeof(w);
+	io = (struct bs_io){.op = BS_WRITE, .off = 0, .len = sizeof(w), .iov = &wv, .iovcnt = 1};
+	cr_assert_not(ran_inline(a, &io), "256 KiB write");
+	io = (struct bs_io){.op = BS_READ, .off = 0, .len = sizeof(r), .iov = &rv, .iovcnt = 1};
+	cr_assert_not(ran_inline(a, &io), "256 KiB read");
+	cr_assert_arr_eq(r, w, sizeof(w));
+	cr_assert_eq(rw(a, BS_WRITE, 0, w, 4096, false), BS_OK); /* inline_ok not set */
+	cr_assert_eq(stats(a).inlined, nowait ? 2 : 1);
+	bs_aio_destroy(a);
+}
+
+BOTH(inline_ok_writes_wait_on_an_o_dsync_file)
+{
+	struct bs_aio_opts o = {.fd = -1, .fd_buffered = -1};
+	int rwfd = temp_file(65536);
+	char p[64];
+	uint8_t w[4096], r[4096];
+	struct iovec wv = {w, sizeof(w)}, rv = {r, sizeof(r)};
+	struct bs_io io;
+	struct bs_aio *a;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", rwfd);
+	o.fd = open(p, O_RDWR | O_DSYNC);
+	close(rwfd);
+	cr_assert(o.fd >= 0);
+	a = engine(&o, no_uring);
+	fill(w, sizeof(w), 9);
+	io = (struct bs_io){.op = BS_WRITE, .off = 4096, .len = 4096, .iov = &wv, .iovcnt = 1};
+	cr_assert_not(ran_inline(a, &io), "write_through: the write waits for the medium");
+	io = (struct bs_io){.op = BS_READ, .off = 4096, .len = 4096, .iov = &rv, .iovcnt = 1};
+	cr_assert_eq(ran_inline(a, &io), nowait_reads(o.fd), "reads still come from the cache");
+	cr_assert_arr_eq(r, w, sizeof(w));
+	bs_aio_destroy(a);
+}
+
+/* A buffered write may wait (for a page, for the inode behind another write): with another
+ * I/O of the engine in flight it is handed off, so the submitter never waits behind it. */
+BOTH(inline_ok_write_is_handed_off_while_another_is_in_flight)
+{
+	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
+	struct uffd_ctx u = {.fillb = 0x3c};
+	struct waiter w1, w2;
+	pthread_t th;
+	uint8_t b[4096];
+
+	uffd_start(&u, &th, a);
+
+	waiter_init(&w1);
+	waiter_init(&w2);
+	struct iovec v1 = {u.page, 4096}, v2 = {b, sizeof(b)};
+	struct bs_io blocked = {.op = BS_WRITE, .off = 0, .len = 4096, .iov = &v1, .iovcnt = 1,
+				.cb = wait_cb, .priv = &w1};
+	struct bs_io second = {.op = BS_WRITE, .off = 65536, .len = 4096, .iov = &v2, .iovcnt = 1,
+			       .cb = wait_cb, .priv = &w2, .inline_ok = true};
+	memset(b, 0x77, sizeof(b));
+	bs_aio_submit(a, &blocked);
+	bs_aio_submit(a, &second);
+	atomic_store(&u.submit_returned, 1);
+	cr_assert(wait_for(&w1, 1) && wait_for(&w2, 1), "writes never completed");
+	cr_assert_eq(w2.on_submitter, 0, "ran inline behind a write in flight");
+	cr_assert_eq(w1.st, BS_OK);
+	cr_assert_eq(w2.st, BS_OK);
+	pthread_join(th, NULL);
+	cr_assert_eq(rw(a, BS_READ, 65536, b, 4096, false), BS_OK);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(b[i], 0x77);
 	munmap(u.page, u.psz);
 	close(u.uffd);
 	bs_aio_destroy(a);

@@ -37,16 +37,21 @@ static struct fk K;
 static struct tcmu_dev *D;
 static struct scsi_dev *SD;
 
-static void up_max(uint16_t flags, uint32_t max_xfer)
+static void up_on(const char *handler, uint16_t flags, uint32_t max_xfer)
 {
 	char err[128] = "";
 	cr_assert_eq(scsi_core_init(2), 0);
-	SD = th_make_dev("ramdisk", "r0", BLOCKS * 512, 512);
+	SD = th_make_dev(handler, "r0", BLOCKS * 512, 512);
 	fk_init(&K, 64 << 10, 1 << 20, flags);
 	D = tcmu_dev_new("t0", K.mem, K.size, SD, max_xfer,
 			 &(struct tcmu_dev_hooks){.kick = w_kick, .wake = w_wake, .ctx = &W}, err,
 			 sizeof(err));
 	cr_assert_not_null(D, "%s", err);
+}
+
+static void up_max(uint16_t flags, uint32_t max_xfer)
+{
+	up_on("ramdisk", flags, max_xfer);
 }
 
 static void up(uint16_t flags)
@@ -477,4 +482,49 @@ Test(tcmu_dev, inline_completion_needs_no_wakeup)
 	cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
 	cr_assert_eq(W.wakes, wakes, "%u wakeup(s) for an inline completion", W.wakes - wakes);
 	down();
+}
+
+/* On a file (vdisk_fileio) a 4 KiB WRITE and READ the page cache answers run on the polling
+ * thread (bs_io.inline_ok): each is in the ring when tcmu_dev_poll() returns, with the one
+ * kick left to tcmu_dev_reap(), and no I/O thread was involved. */
+Test(tcmu_dev, page_cache_io_completes_on_the_ring_thread)
+{
+	uint8_t cdb[10], pat[4096];
+	uint64_t iov[1][2];
+	struct fk_done d[2];
+	struct tcmu_dev_stats st0, st1;
+	unsigned kicks;
+	char path[64];
+
+	up_on("vdisk_fileio", TCMU_MAILBOX_FLAG_CAP_OOOC, 0);
+	clear_ua();
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 13 + 1);
+	iov[0][0] = fk_data(&K, 4096), iov[0][1] = 4096;
+	memcpy(K.mem + iov[0][0], pat, sizeof(pat));
+	tcmu_dev_get_stats(D, &st0);
+	for (int i = 0; i < 2; i++) {
+		bool write = i == 0;
+
+		if (!write)
+			memset(K.mem + iov[0][0], 0xee, 4096);
+		rw10(cdb, write, 40, 8);
+		kicks = W.kicks;
+		fk_cmd(&K, cdb, 10, iov, 1);
+		cr_assert_eq(tcmu_dev_poll(D), 1);
+		cr_assert_eq(tcmu_dev_inflight(D), 0, "%s still in flight after the poll",
+			     write ? "WRITE" : "READ");
+		cr_assert_eq(W.kicks, kicks, "completions inside the poll leave the kick to reap");
+		cr_assert_eq(tcmu_dev_reap(D), 1);
+		cr_assert_eq(W.kicks, kicks + 1);
+		cr_assert_eq(fk_reap(&K, d, 2), 1);
+		cr_assert_eq(d[0].status, 0);
+	}
+	cr_assert_arr_eq(K.mem + iov[0][0], pat, sizeof(pat));
+	tcmu_dev_get_stats(D, &st1);
+	cr_assert_eq(st1.polled - st0.polled, 2);
+	cr_assert_eq(st1.completions - st0.completions, 2);
+	down();
+	snprintf(path, sizeof(path), "/tmp/utgt-test-%d-r0.img", (int)getpid());
+	unlink(path);
 }

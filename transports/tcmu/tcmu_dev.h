@@ -32,6 +32,8 @@ struct tcmu_dev_stats {
 	uint32_t inflight;     /* commands taken and not yet completed in the ring */
 	uint64_t cmds;	       /* commands taken from the ring */
 	uint64_t completions;  /* completions written into the ring */
+	uint64_t polled;       /* of those, made on the ring thread while it parsed the ring
+				* (INQUIRY, a page-cache READ/WRITE run inline): no thread hop */
 	uint64_t aborted;      /* of those, commands a TMR aborted */
 	uint64_t tmrs;	       /* TMR entries (tmr_notification=1) */
 	uint64_t tmr_cmds;     /* commands the TMRs named that were still ours */

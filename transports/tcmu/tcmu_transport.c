@@ -461,6 +461,7 @@ static void tcmu_show_device(const char *name, struct ut_json *j)
 		ut_json_u64(j, "in_flight", s.inflight);
 		ut_json_u64(j, "commands", s.cmds);
 		ut_json_u64(j, "completions", s.completions);
+		ut_json_u64(j, "completed_on_ring_thread", s.polled);
 		ut_json_u64(j, "aborted", s.aborted);
 		ut_json_u64(j, "tmr_entries", s.tmrs);
 		ut_json_u64(j, "tmr_commands", s.tmr_cmds);
