@@ -12,8 +12,9 @@
 # served from the page cache (the ring and the handler are measured, not the virtio disk).
 # Both user backstores get the same hw_max_sectors (1 MiB commands).  fio jobs: 4 KiB random
 # read and write at QD1 and QD32, 1 MiB sequential read at QD8.  Besides IOPS / MB/s, each
-# daemon's CPU time per I/O (utime + stime from /proc/PID/stat over its runs) shows where the
-# time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
+# daemon's CPU time per I/O (utime + stime from /proc/PID/stat over its runs) and its context
+# switches per I/O for each job (all its threads, /proc/PID/task/*/status: the thread wakeups a
+# command costs) show where the time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
 # Arguments: quick (1 round of 3 s runs), build=DIR, base=DIR: a fourth target, a second
 # utgtd from /src/DIR (another build, e.g. before a change) serving its own LIO device and
 # file the same way, in the same rounds; base_env=VAR=VALUE sets one variable for it (e.g.
@@ -50,6 +51,9 @@ trap 'for p in $UTGTD_PID $BASE_PID $RUNNER_PID; do kill -KILL "$p" 2>/dev/null 
 
 # cpu_ticks PID: utime + stime, in clock ticks
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# ctx_switches PID: context switches of all its threads so far (each is a thread going to
+# sleep or being preempted: the wakeups a command costs)
+ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'; }
 
 step "three backing files, utgtd, tcmu-runner, LIO"
 [ -x "$UTGTD" ] || fail "no $UTGTD (build it first)"
@@ -125,18 +129,20 @@ declare -A ARGS=(
 	[rw32]="--rw=randwrite --bs=4k --iodepth=32"
 	[sr8]="--rw=read --bs=1M --iodepth=8"
 )
-declare -A V TICKS IOS
+declare -A V TICKS IOS SW N
 step "$ROUNDS round(s) of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}s each, alternating"
 t0=$SECONDS
 for r in $(seq 1 "$ROUNDS"); do
 	for j in "${JOBS[@]}"; do
 		for t in "${TG[@]}"; do
 			p=${PIDOF[$t]}
-			[ -n "$p" ] && c0=$(cpu_ticks "$p")
+			[ -n "$p" ] && c0=$(cpu_ticks "$p") && s0=$(ctx_switches "$p")
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
 			if [ -n "$p" ]; then
 				TICKS[$t]=$((${TICKS[$t]:-0} + $(cpu_ticks "$p") - c0))
+				SW[$t,$j]=$((${SW[$t,$j]:-0} + $(ctx_switches "$p") - s0))
+				N[$t,$j]=$((${N[$t,$j]:-0} + ${v#* } * (RUNTIME + RAMP)))
 				IOS[$t]=$((${IOS[$t]:-0} + ${v#* } * (RUNTIME + RAMP)))
 			fi
 			if [ "$j" = sr8 ]; then V[$t,$j]+="${v% *} "; else V[$t,$j]+="${v#* } "; fi
@@ -164,6 +170,20 @@ done
 		[ -n "$BASE" ] && b=$(median ${V[base,$j]}) && printf ' %12s %12s' "$b" "$(ratio "$u" "$b")"
 		echo
 	done
+	# thread wakeups per command: a daemon's context switches over its I/Os, per job
+	printf '%-22s' "switches per I/O"
+	for t in "${TG[@]}"; do
+		[ "$t" = lio ] && continue
+		printf ' %s' "$t:"
+		for j in rr1 rw1 rr32 rw32; do
+			awk -v s="${SW[$t,$j]:-0}" -v n="${N[$t,$j]:-0}" -v j=$j \
+				'BEGIN { printf " %s %.2f", j, (n > 0 ? s / n : 0) }'
+		done
+		printf ';'
+	done
+	echo
+	r=$(tcmu_counter cmpu completed_on_ring_thread || echo "?") c=$(tcmu_counter cmpu completions || echo "?")
+	echo "utgtd: $r of $c completions made on the ring thread (no hop to an I/O thread)"
 	hz=$(getconf CLK_TCK)
 	for t in "${TG[@]}"; do
 		[ "$t" = lio ] && continue
