@@ -185,7 +185,7 @@ cpu_pct() {
 
 # measure_map N D1 [D2]: the three workloads on the map with N paths, into R[kN,KIND]; with two,
 # the requests each path completed (R[k2,KIND,sh]), and fail unless each carried >= 30%.
-# R[kN,KIND,cpu]: how busy each guest's one vCPU was during the run (initiator/target %).
+# R[kN,KIND,cpu]: how busy each guest's one vCPU was during the run (initiator %, target %).
 measure_map() {
 	local n=$1 d1=$2 d2=${3:-} k v a1 a2 b1 b2 c0
 	for k in $KINDS; do
