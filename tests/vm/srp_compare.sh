@@ -1,48 +1,100 @@
 #!/bin/bash
-# vm-timeout: 900
+# vm-timeout: 1200
 # vm-target: none
-# Throughput in one guest, on one soft-RoCE link (rxe0 loopback), of:
-#   utgtd's SRP target (ib_srpt driver, vdisk_fileio on /var/tmp/srp0.img)
-#   the kernel's LIO ib_srpt serving the same file (target_core_file)
-#   perftest ib_read_bw / ib_write_bw (the link itself, no SCSI)
-# Same initiator (Linux ib_srp, 2 channels, immediate data), same fio jobs for both targets.
-# Under TCG only the ratios mean something.  Table in /out/srp-compare.txt.
-# Arguments: quick (shorter runs), build=DIR.
+# utgtd's SRP target against the kernel's LIO ib_srpt, in one guest, on one soft-RoCE link
+# (rxe0 loopback), one initiator (Linux ib_srp, 2 channels, immediate data), one backing
+# file (vdisk_fileio / target_core_file with fd_buffered_io=1: both write back through the
+# page cache; LIO's default is O_DSYNC), read once first so both serve it from the page cache:
+# the SRP and RDMA path is measured, not the virtio disk.  Both targets are logged in at once;
+# every job runs on each in turn (utgtd, LIO, utgtd, LIO, ...; the order flips every round),
+# ROUNDS rounds, and the table gives medians with their spread:
+#   1 MiB sequential read QD8 and write QD8 (MB/s), 4 KiB random read QD16 (IOPS) and QD1
+#   (mean completion latency, µs)
+# plus the guest's CPU per I/O in each run (/proc/stat: every non-idle tick of both vCPUs,
+# which covers fio, ib_srp, rxe and the target; and the kernel's share of it: system, irq,
+# softirq, where LIO does its work), utgtd's own (its threads' run time, schedstat), and
+# perftest's ib_write_bw / ib_read_bw on the same link as the ceiling.  Under TCG the guest
+# is CPU bound: only ratios within one run mean something.  Table in /out/srp-compare.txt.
+# Arguments: quick (2 rounds of 4 s jobs), rounds=N (default 5), secs=N (seconds per job,
+# default 8), build=DIR, base=DIR: a third target, the utgtd of another build (/src/DIR/utgtd,
+# e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
+# base_opt=KEY:VALUE (repeatable) add a driver attribute to utgtd's or the base's ib_srpt
+# (e.g. opt=threads:2).
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
 . /src/tests/vm/lib/compare.sh
+. /src/tests/vm/lib/cpustat.sh
 on_fail() { srp_on_fail; }
-trap '[ -n "$UTGTD_PID" ] && kill -KILL "$UTGTD_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
-RUNTIME=$([ "$QUICK" = 1 ] && echo 8 || echo 20)
+BASE_PID=
+trap 'for p in $UTGTD_PID $BASE_PID; do kill -KILL "$p" 2>/dev/null || true; done; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
+ROUNDS=$([ "$QUICK" = 1 ] && echo 2 || echo 5)
+RUNTIME=$([ "$QUICK" = 1 ] && echo 4 || echo 8)
+BASE= OPT= BASE_OPT=
+for a in "$@"; do
+	case $a in
+	rounds=*) ROUNDS=${a#rounds=} ;;
+	secs=*) RUNTIME=${a#secs=} ;;
+	base=*) BASE=${a#base=} ;;
+	opt=*) OPT+="${a#opt=} " ;;
+	base_opt=*) BASE_OPT+="${a#base_opt=} " ;;
+	esac
+done
+[ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] || fail "rounds=$ROUNDS secs=$RUNTIME"
+RAMP=1
+KEEP_CACHE=1
+SRP_MB=128
 LIO_PORT=5557
+BASE_PORT=5565
+BASE_IMG=/var/tmp/srp-base.img
 OUT=/out/srp-compare.txt
+TG=(utgtd lio)
+[ -n "$BASE" ] && TG=(utgtd base lio)
+declare -A DEV PIDOF NAME=([utgtd]="utgtd ib_srpt" [base]="utgtd ($BASE)" [lio]="LIO ib_srpt")
 
 rxe_up ch_count=2
 GUID=${RXE_GID#fe80:0000:0000:0000:}
 : >"$SRP_LOG"
-rm -f "$SRP_IMG"
+rm -f "$SRP_IMG" "$BASE_IMG"
 dd if=/dev/urandom of="$SRP_IMG" bs=1M count="$SRP_MB" status=none # real data to read
+[ -n "$BASE" ] && cp "$SRP_IMG" "$BASE_IMG" # utgtd locks its file: the base gets a copy
 sync
 
 step "utgtd ib_srpt (build: $BUILD_DIR)"
+# driver_attrs KEY:VALUE...: those attributes as lines of the TARGET_DRIVER block
+driver_attrs() { local o; for o in "$@"; do printf '\t%s %s\n' "${o%%:*}" "${o#*:}"; done; }
+# shellcheck disable=SC2034,SC2086 # write_conf reads it; OPT splits at blanks
+SRPT_EXTRA=$(driver_attrs $OPT)
 write_conf
 utgtd_start
 srp_add "$(srp_line "$GUEST_IP:$SRP_PORT")" 0000000000000001
-DEV=$(srp_disk "$(srp_hosts | tail -1)")
-measure utgtd "$DEV"
-for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
-utgtd_stop
-wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+DEV[utgtd]=$(srp_disk "$(srp_hosts | tail -1)")
+PIDOF[utgtd]=$UTGTD_PID
 
-step "LIO ib_srpt on the same file"
+if [ -n "$BASE" ]; then
+	step "base utgtd ($BASE) on :$BASE_PORT"
+	[ -x "/src/$BASE/utgtd" ] || fail "no /src/$BASE/utgtd"
+	(SRP_CONF=$SRP_DIR/base.conf SRP_IMG=$BASE_IMG SRP_PORT=$BASE_PORT SRP_PORT2=$((BASE_PORT + 1)) \
+		SRPT_EXTRA=$(driver_attrs $BASE_OPT) && write_conf)
+	mkdir -p /tmp/srp-base-state
+	"/src/$BASE/utgtd" -f -c "$SRP_DIR/base.conf" --state-dir /tmp/srp-base-state \
+		>/out/utgtd-base.log 2>&1 &
+	BASE_PID=$!
+	wait_until 60 "base utgtd listening on :$BASE_PORT" listening "$BASE_PORT"
+	srp_add "$("/src/$BASE/utgtd" --show-srp-login -c "$SRP_DIR/base.conf" | grep -v '^#' |
+		grep "dest=$GUEST_IP:$BASE_PORT\$" | head -1)" 0000000000000003
+	DEV[base]=$(srp_disk "$(srp_hosts | tail -1)")
+	PIDOF[base]=$BASE_PID
+fi
+
+step "LIO ib_srpt on the same file (fd_buffered_io=1)"
 modprobe -q configfs || true
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 modprobe -a target_core_mod target_core_file
 modprobe ib_srpt srp_max_req_size=8260 rdma_cm_port=$LIO_PORT
 T=/sys/kernel/config/target
 mkdir -p $T/core/fileio_0/lio0
-echo "fd_dev_name=$SRP_IMG,fd_dev_size=$((SRP_MB << 20))" >$T/core/fileio_0/lio0/control
+echo "fd_dev_name=$SRP_IMG,fd_dev_size=$((SRP_MB << 20)),fd_buffered_io=1" \
+	>$T/core/fileio_0/lio0/control
 echo 1 >$T/core/fileio_0/lio0/enable
 mkdir -p $T/srpt
 [ -e $T/srpt/discovery_auth/rdma_cm_port ] && echo $LIO_PORT >$T/srpt/discovery_auth/rdma_cm_port
@@ -53,45 +105,185 @@ mkdir $tpg/lun/lun_0
 # configfs resolves a symlink's target from the current directory
 (cd $tpg/lun/lun_0 && ln -s ../../../../../core/fileio_0/lio0 .)
 # ib_srpt names an RDMA/CM initiator by its address, an IB one by its port GUID or id
-for ini in "$GUEST_IP" "$GUID" "0x00000000000000010${GUID//:/}" "0x0000000000000001${GUID//:/}"; do
+for ini in "$GUEST_IP" "$GUID" "0x0000000000000002${GUID//:/}"; do
 	mkdir "$tpg/acls/$ini" 2>/dev/null || continue
 	mkdir "$tpg/acls/$ini/lun_0"
 	(cd "$tpg/acls/$ini/lun_0" && ln -s ../../../lun/lun_0 .)
 done
 echo 1 >$tpg/enable
 wait_until 20 "LIO listening on :$LIO_PORT" listening $LIO_PORT
-srp_add "id_ext=${GUID//:/},ioc_guid=${GUID//:/},dest=$GUEST_IP:$LIO_PORT" 0000000000000001
-DEV=$(srp_disk "$(srp_hosts | tail -1)")
-measure lio "$DEV"
+# another initiator_ext: ib_srp refuses a second login to the same target port identity
+srp_add "id_ext=${GUID//:/},ioc_guid=${GUID//:/},dest=$GUEST_IP:$LIO_PORT" 0000000000000002
+DEV[lio]=$(srp_disk "$(srp_hosts | tail -1)")
+
+step "the same bytes through every target; the file read once into the page cache"
+sums=$(for t in "${TG[@]}"; do
+	dd if="${DEV[$t]}" of=/dev/null bs=1M iflag=direct status=none || fail "$t: first read"
+	dd if="${DEV[$t]}" bs=1M count=4 skip=17 iflag=direct status=none | md5sum
+done | sort -u | wc -l)
+expect_eq "distinct checksums of MiB 17-20 across the targets" "$sums" 1
+for t in "${TG[@]}"; do say "$t: ${DEV[$t]}"; done
+# an idle daemon must not burn CPU (it would slow every other target's runs too)
+for t in "${TG[@]}"; do
+	[ -n "${PIDOF[$t]:-}" ] || continue
+	read -r r0 _ c0 < <(proc_sched "${PIDOF[$t]}")
+	sleep 3
+	read -r r1 _ c1 < <(proc_sched "${PIDOF[$t]}")
+	say "$t idle, logged in: $((r1 - r0)) us of CPU in 3 s, $((c1 - c0)) context switches"
+done
+
+JOBS=(sr sw rr lat)
+declare -A ARGS=(
+	[sr]="--rw=read --bs=1M --iodepth=8"
+	[sw]="--rw=write --bs=1M --iodepth=8"
+	[rr]="--rw=randread --bs=4k --iodepth=16"
+	[lat]="--rw=randread --bs=4k --iodepth=1"
+) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
+# per_io N BYTES SIZE: N per SIZE-byte I/O, one decimal
+per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
+last() { echo "${*: -1}"; }
+step "$ROUNDS rounds of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}+${RAMP} s each, alternating"
+t0=$SECONDS
+n=${#TG[@]}
+for r in $(seq 1 "$ROUNDS"); do
+	for j in "${JOBS[@]}"; do
+		for i in $(seq 0 $((n - 1))); do
+			# round 1: utgtd first; round 2: LIO first; ...
+			t=${TG[$(((r % 2 ? i : n - 1 - i)))]}
+			p=${PIDOF[$t]:-}
+			read -r s0 k0 < <(cpu_stat)
+			b0=$(blk_bytes "${DEV[$t]}")
+			if [ -n "$p" ]; then read -r r0 w0 c0 < <(proc_sched "$p"); fi
+			# shellcheck disable=SC2086
+			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
+			read -r s1 k1 < <(cpu_stat)
+			b=$(($(blk_bytes "${DEV[$t]}") - b0))
+			case $j in
+			sr | sw) V[$t,$j]+="${v% *} " ;;
+			rr) V[$t,$j]+="${v#* } " ;;
+			lat) V[$t,$j]+="$(fio_lat_us "$t-$j-$r") " ;;
+			esac
+			CPU[$t,$j]+="$(cpu_us_per $((s1 - s0)) "$b" "${SIZE[$j]}") "
+			KCPU[$t,$j]+="$(cpu_us_per $((k1 - k0)) "$b" "${SIZE[$j]}") "
+			if [ -n "$p" ]; then
+				read -r r1 w1 c1 < <(proc_sched "$p")
+				OWN[$t,$j]+="$(per_io $((r1 - r0)) "$b" "${SIZE[$j]}") "
+				WAIT[$t,$j]+="$(per_io $((w1 - w0)) "$b" "${SIZE[$j]}") "
+				CSW[$t,$j]+="$(per_io $((c1 - c0)) "$b" "${SIZE[$j]}") "
+			fi
+			# written back outside the next job's window
+			if [ "$j" = sw ]; then sync; fi
+		done
+	done
+	for t in "${TG[@]}"; do
+		# shellcheck disable=SC2086
+		say "round $r, $t: $(last ${V[$t,sr]}) MB/s read, $(last ${V[$t,sw]}) MB/s write," \
+			"$(last ${V[$t,rr]}) IOPS, $(last ${V[$t,lat]}) us QD1"
+	done
+done
+say "measured in $((SECONDS - t0)) s"
+
+step "where utgtd's threads are during a QD1 run (20 samples: state, system call number)"
+fio --name=diag --filename="${DEV[utgtd]}" --direct=1 --ioengine=libaio --rw=randread --bs=4k \
+	--iodepth=1 --time_based --runtime=6 >/dev/null 2>&1 &
+sleep 1
+for i in $(seq 1 20); do
+	for th in /proc/"$UTGTD_PID"/task/*; do
+		echo "$(cat "$th/comm" 2>/dev/null) $(awk '{ print $3 }' "$th/stat" 2>/dev/null)" \
+			"$(awk '{ print $1 }' "$th/syscall" 2>/dev/null)"
+	done
+	sleep 0.2
+done | sort | uniq -c | sort -rn | head -20
+wait
+for th in /proc/"$UTGTD_PID"/task/*; do
+	echo "  thread $(cat "$th/comm") $(awk '{ print "utime", $14, "stime", $15 }' "$th/stat")"
+done
+
+step "perftest on the same link (1 MiB messages, 3 runs each)"
+PERF_N=$([ "$QUICK" = 1 ] && echo 100 || echo 200)
+pr=() pw=()
+for r in 1 2 3; do
+	pr+=("$(perf ib_read_bw 1048576 "$PERF_N")")
+	pw+=("$(perf ib_write_bw 1048576 "$PERF_N")")
+done
+say "ib_read_bw ${pr[*]} MB/s; ib_write_bw ${pw[*]} MB/s"
+
+step "logout"
 for p in /sys/class/srp_remote_ports/port-*; do [ -e "$p" ] && echo 1 >"$p/delete"; done
-wait_until 30 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 60 "ib_srp hosts gone" eval '[ -z "$(srp_hosts)" ]'
+wait_until 60 "utgtd channels released" eval "[ \$(grep -c 'channel released' $SRP_LOG) -ge 2 ]"
+utgtd_stop
+expect_eq "utgtd exit status" "$UTGTD_RC" 0
+if [ -n "$BASE_PID" ]; then
+	kill -TERM "$BASE_PID"
+	wait "$BASE_PID" || fail "the base utgtd exited $?"
+	BASE_PID=
+fi
 echo 0 >$tpg/enable
 
-step "perftest on the same link"
-PERF_N=$([ "$QUICK" = 1 ] && echo 200 || echo 600)
-R[perf,read]=$(perf ib_read_bw 1048576 "$PERF_N")
-R[perf,write]=$(perf ib_write_bw 1048576 "$PERF_N")
-say "perftest 1 MiB: ib_read_bw ${R[perf,read]} MB/s, ib_write_bw ${R[perf,write]} MB/s"
-
 step "table"
+# med KIND TARGET JOB: the median of one list
+med() {
+	local -n a=$1
+	# shellcheck disable=SC2086
+	if [ -n "${a[$2,$3]:-}" ]; then median ${a[$2,$3]}; else echo -; fi
+}
+# against OTHER: utgtd's medians over OTHER's per job, latency and CPU inverted (above 1: utgtd
+# better)
+against() {
+	local j u o x
+	for j in "${JOBS[@]}"; do
+		u=$(med V utgtd "$j") o=$(med V "$1" "$j")
+		if [ "$j" = lat ]; then x=$(ratio "$o" "$u"); else x=$(ratio "$u" "$o"); fi
+		printf '  %-4s %s   guest CPU per I/O %s\n' "$j" "$x" \
+			"$(ratio "$(med CPU "$1" "$j")" "$(med CPU utgtd "$j")")"
+	done
+}
 {
-	echo "SRP over soft-RoCE (rxe0 loopback), one guest ($(nproc) vCPU, TCG), $RUNTIME s per job"
-	echo "initiator: Linux $(uname -r) ib_srp, ch_count=2, immediate data; fio libaio direct"
+	echo "SRP over soft-RoCE (rxe0 loopback), one guest ($(nproc) vCPU, TCG); initiator Linux"
+	echo "$(uname -r) ib_srp, ch_count=2, immediate data; fio libaio direct, ${RUNTIME} s (+${RAMP} s ramp)"
+	echo "per run; $ROUNDS rounds, targets alternating; medians, [min-max] over the rounds."
+	echo "${SRP_MB} MiB file in the page cache; LIO target_core_file fd_buffered_io=1."
 	echo
-	printf '| %-30s | %14s | %15s | %17s |\n' "" "seq read 1M qd8" "seq write 1M qd8" "4k rand read qd16"
-	printf '|%s|%s|%s|%s|\n' "--------------------------------" "----------------" "-----------------" "-------------------"
-	printf '| %-30s | %9s MB/s | %10s MB/s | %12s IOPS |\n' "utgtd ib_srpt (userspace)" \
-		"${R[utgtd,sr]}" "${R[utgtd,sw]}" "${R[utgtd,rr]}"
-	printf '| %-30s | %9s MB/s | %10s MB/s | %12s IOPS |\n' "LIO ib_srpt (kernel)" \
-		"${R[lio,sr]}" "${R[lio,sw]}" "${R[lio,rr]}"
-	printf '| %-30s | %9s MB/s | %10s MB/s | %17s |\n' "perftest (link, 1 MiB msgs)" \
-		"${R[perf,write]}" "${R[perf,read]}" "-"
+	echo "| job | target | median | [min-max] | guest CPU us/IO | kernel us/IO | daemon us/IO | daemon run-queue wait us/IO | daemon switches/IO |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	for j in "${JOBS[@]}"; do
+		case $j in
+		sr) jn="1M seq read QD8, MB/s" ;; sw) jn="1M seq write QD8, MB/s" ;;
+		rr) jn="4k rand read QD16, IOPS" ;; lat) jn="4k rand read QD1, mean us" ;;
+		esac
+		for t in "${TG[@]}"; do
+			# shellcheck disable=SC2086
+			printf '| %s | %s | %s | [%s] | %s | %s | %s | %s | %s |\n' "$jn" "${NAME[$t]}" \
+				"$(med V "$t" "$j")" "$(spread ${V[$t,$j]})" "$(med CPU "$t" "$j")" \
+				"$(med KCPU "$t" "$j")" "$(med OWN "$t" "$j")" "$(med WAIT "$t" "$j")" \
+				"$(med CSW "$t" "$j")"
+		done
+	done
 	echo
-	echo "perftest columns: a SCSI read moves data by RDMA WRITE (ib_write_bw), a write by"
-	echo "RDMA READ (ib_read_bw)."
-	echo "utgtd / LIO: read $(ratio "${R[utgtd,sr]}" "${R[lio,sr]}"), write" \
-		"$(ratio "${R[utgtd,sw]}" "${R[lio,sw]}"), 4k IOPS $(ratio "${R[utgtd,rr]}" "${R[lio,rr]}")"
-	echo "utgtd / link: read $(ratio "${R[utgtd,sr]}" "${R[perf,write]}"), write" \
-		"$(ratio "${R[utgtd,sw]}" "${R[perf,read]}")"
+	echo "utgtd against LIO (above 1.00: utgtd better; latency and CPU as LIO / utgtd):"
+	against lio
+	if [ -n "$BASE" ]; then
+		echo "utgtd against the base build:"
+		against base
+	fi
+	echo
+	echo "perftest, 1 MiB messages (link ceiling; a SCSI read moves data by RDMA WRITE, a write"
+	echo "by RDMA READ): ib_write_bw $(median "${pw[@]}") MB/s [$(spread "${pw[@]}")]," \
+		"ib_read_bw $(median "${pr[@]}") MB/s [$(spread "${pr[@]}")]"
+	echo "utgtd / link: read $(ratio "$(med V utgtd sr)" "$(median "${pw[@]}")"), write" \
+		"$(ratio "$(med V utgtd sw)" "$(median "${pr[@]}")")"
+	echo
+	echo "Per round:"
+	for t in "${TG[@]}"; do
+		for j in "${JOBS[@]}"; do
+			echo "  $t $j: ${V[$t,$j]}(guest CPU us/IO ${CPU[$t,$j]})"
+		done
+	done
 } | tee "$OUT"
+for t in "${TG[@]}"; do
+	for j in "${JOBS[@]}"; do
+		[ "$(med V "$t" "$j")" != - ] || fail "$t $j: no measurement"
+	done
+done
 say "PASS srp_compare"

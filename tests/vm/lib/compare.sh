@@ -28,6 +28,16 @@ print(f"{d['bw_bytes'] / 1e6:.1f} {d['iops']:.0f}")
 PY
 }
 
+# fio_lat_us NAME: the mean completion latency in µs of fio_bw's job NAME (its JSON).
+fio_lat_us() {
+	python3 - "/tmp/fio-$1.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+d = j["read"] if j["read"]["io_bytes"] else j["write"]
+print(f"{d['clat_ns']['mean'] / 1e3:.0f}")
+PY
+}
+
 # measure LABEL DEV: the three jobs on DEV, into R[LABEL,sr|sw|rr].
 measure() {
 	local l=$1 dev=$2 v
@@ -85,4 +95,10 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
 		END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
 		      else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# spread VALUES...: "min-max" ("-" for none).
+spread() {
+	printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
+		END { if (NR == 0) print "-"; else print lo "-" hi }'
 }
