@@ -1,6 +1,7 @@
 /* The ib_srpt driver's configuration: defaults, every attribute, errors at the right line,
  * TARGET names that are not GIDs; and start/stop on a machine without an RDMA device. */
 #include <criterion/criterion.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -37,7 +38,15 @@ Test(srp_transport, defaults)
 	cr_assert_eq(o.rdma.nlisten, 1);
 	rdma_format_addr(&o.rdma.listen[0], a, sizeof(a));
 	cr_assert_str_eq(a, "0.0.0.0:5555");
-	cr_assert_eq(o.rdma.threads, 1);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned want = n < 1 ? 1 : n > SRPT_MAX_DEFAULT_THREADS ? SRPT_MAX_DEFAULT_THREADS
+									 : (unsigned)n;
+
+		cr_assert_eq(o.rdma.threads, want, "one event thread per CPU, up to %d",
+			     SRPT_MAX_DEFAULT_THREADS);
+		cr_assert_eq(srpt_default_threads(), want);
+	}
 	cr_assert_eq(o.rdma.poll_us, 0);
 	cr_assert_not(o.rdma.srq);
 	cr_assert_eq(o.lim.req_lim, 128);

@@ -156,6 +156,8 @@ extern const struct rdma_io *srpt_io;
 
 /* srp_transport.c: the driver attributes (d: report errors there) */
 int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct diag *d);
+#define SRPT_MAX_DEFAULT_THREADS 4
+unsigned srpt_default_threads(void); /* `threads` when not set: one per CPU, up to the max */
 
 /* srp_target.c: targets and nexuses */
 int srpt_targets_setup(struct srpt_ctx *ctx, struct diag *d);

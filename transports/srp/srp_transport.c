@@ -2,7 +2,7 @@
  *
  *   TARGET_DRIVER ib_srpt {
  *           listen 0.0.0.0:5555        RDMA/CM address:port (repeatable; default 0.0.0.0:5555)
- *           threads 1                  event threads
+ *           threads N                  event threads (default: one per CPU, up to 4)
  *           poll_us 0                  spin on completion queues this long when idle
  *           srq 0                      shared receive queue per device
  *           srq_size 1024
@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
@@ -85,6 +86,19 @@ static bool attr_flag(const struct tgt_attrs *as, const char *key, bool *out, st
 	return true;
 }
 
+/* One event thread per CPU, up to SRPT_MAX_DEFAULT_THREADS.  A channel's verbs calls run
+ * on its thread, and with a software device (rxe) so does the protocol work of its sends
+ * (the kernel runs it inside the doorbell system call): on a single thread every channel's
+ * data-in was serialised on one CPU while LIO spreads the same work over all of them. */
+unsigned srpt_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > SRPT_MAX_DEFAULT_THREADS ? SRPT_MAX_DEFAULT_THREADS : (unsigned)n;
+}
+
 /* Driver attributes into options; errors on d (validation) or silently (start, validated). */
 int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct diag *d)
 {
@@ -105,7 +119,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 
 	memset(o, 0, sizeof(*o));
 	o->rdma.name = "ib_srpt";
-	o->rdma.threads = 1;
+	o->rdma.threads = srpt_default_threads();
 	o->rdma.srq_depth = 1024;
 	o->rdma.pool_chunk = 64 << 10;
 	o->rdma.pool_max = 128u << 20;
