@@ -327,6 +327,10 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	st->exp_xfer_len = r->cmd.xfer_len;
 	st->done = task_done;
 	st->priv = r;
+	/* the channel threads have no ring of their own: a READ/WRITE the page cache answers
+	 * is done on this thread instead of waking the shared ring's reaper and back (under
+	 * emulation each wakeup costs more than the copy; docs/srp.md, "Figures") */
+	st->inline_io = true;
 	if (r->cmd.xfer_len > SRPT_MAX_XFER) {
 		srpt_cmd_fail(ch, r, SR_INVALID_FIELD_IN_CDB);
 		return;
