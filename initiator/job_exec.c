@@ -1045,7 +1045,15 @@ int ub_job_exec(const struct ub_exec *x, struct ub_job_res *res)
 	now = ub_now_ns();
 	if (!jr->measuring)
 		start_measuring(jr, now);
-	res->runtime_ns = (jr->last_done > jr->t_measure ? jr->last_done : now) - jr->t_measure;
+	{
+		uint64_t end = jr->last_done > jr->t_measure ? jr->last_done : now;
+
+		/* a run its runtime stopped measured the whole window, also when its last
+		 * completion came a moment before the window closed (as fio reports it) */
+		if (jr->t_end && now >= jr->t_end && end < jr->t_end)
+			end = jr->t_end;
+		res->runtime_ns = end - jr->t_measure;
+	}
 	res->elapsed_ms = (now - jr->t0) / 1000000;
 	if (!res->d[0].nsec && !res->d[1].nsec && res->runtime_ns)
 		for (int d = 0; d < UB_NDDIR; d++)
