@@ -104,24 +104,11 @@ bool ub_parse_time(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
 	return false;
 }
 
+/* The target's spelling of a boolean (0/1, yes/no, true/false, on/off, y/n), so a job file and
+ * an scst.conf accept the same words. */
 bool ub_parse_bool(const char *s, bool *out)
 {
-	static const char *const yes[] = {"1", "yes", "true", "on"};
-	static const char *const no[] = {"0", "no", "false", "off"};
-
-	if (!s)
-		return false;
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (!strcasecmp(s, yes[i])) {
-			*out = true;
-			return true;
-		}
-		if (!strcasecmp(s, no[i])) {
-			*out = false;
-			return true;
-		}
-	}
-	return false;
+	return parse_bool(s, out);
 }
 
 static int ndigits(uint64_t v)
