@@ -7,19 +7,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/integration/iscsi_lib.sh
 T=iqn.2026-12.org.utgt:badinput
-start_utgtd "
-HANDLER ramdisk {
-	DEVICE rd0 {
-		size_mb 64
-	}
-}
-TARGET_DRIVER iscsi {
-	listen 127.0.0.1:@PORT@
-	TARGET $T {
-		enabled 1
-		LUN 0 rd0
-	}
-}"
+start_utgtd_ramdisk "$T" 64
 timeout --foreground 280 python3 tests/integration/iscsi_badinput.py 127.0.0.1 "$UT_PORT" "$T"
 rc=$?
 ilib_finish $rc

@@ -14,20 +14,7 @@ chmod +x "$WRAP"
 trap 'rm -f "$WRAP"; ilib_cleanup' EXIT
 UTGTD=$WRAP
 T=iqn.2026-12.org.utgt:emfile
-start_utgtd "
-HANDLER ramdisk {
-	DEVICE rd0 {
-		size_mb 16
-	}
-}
-TARGET_DRIVER iscsi {
-	listen 127.0.0.1:@PORT@
-	TARGET $T {
-		enabled 1
-		NopInInterval 0
-		LUN 0 rd0
-	}
-}"
+start_utgtd_ramdisk "$T" 16 "" "		NopInInterval 0"
 timeout --foreground 150 python3 - 127.0.0.1 "$UT_PORT" "$T" "$UT_PID" "$UT_LOG" <<'PY'
 import os, socket, sys, time
 sys.path.insert(0, "tests/integration")

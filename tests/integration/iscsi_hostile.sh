@@ -10,24 +10,11 @@ cd "$(dirname "$0")/../.."
 UTGTADM=${UTGTADM:-$(dirname "$UTGTD")/utgtadm}
 T=iqn.2026-12.org.utgt:hostile
 # NopInInterval 0: no NOP-In timer may close a silent hostile connection while it is measured
-start_utgtd "
-HANDLER ramdisk {
-	DEVICE rd0 {
-		size_mb 64
-	}
-}
-TARGET_DRIVER iscsi {
-	listen 127.0.0.1:@PORT@
-	mem_limit 96M
+start_utgtd_ramdisk "$T" 64 "	mem_limit 96M
 	max_sessions 4
-	max_connections 8
-	TARGET $T {
-		enabled 1
-		session_mem_limit 16M
-		NopInInterval 0
-		LUN 0 rd0
-	}
-}"
+	max_connections 8" \
+	"		session_mem_limit 16M
+		NopInInterval 0"
 timeout --foreground 200 python3 tests/integration/iscsi_hostile.py 127.0.0.1 "$UT_PORT" "$T" \
 	"$UT_PID" "$UTGTADM" "$UT_SOCK"
 ilib_finish $?

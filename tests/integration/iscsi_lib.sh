@@ -66,6 +66,28 @@ start_utgtd() {
 	echo "utgtd did not start:"; cat "$UT_LOG"; exit 1
 }
 
+# start_utgtd_ramdisk IQN SIZE_MB [DRIVER_LINES [TARGET_LINES]]: start_utgtd serving one ramdisk
+# LU 0 (rd0) through target IQN on 127.0.0.1; the optional lines (newline-separated attribute
+# lines) go into TARGET_DRIVER iscsi and into the TARGET.
+start_utgtd_ramdisk() {
+	local iqn=$1 mb=$2 drv=${3:-} tgt=${4:-}
+	start_utgtd "
+HANDLER ramdisk {
+	DEVICE rd0 {
+		size_mb $mb
+	}
+}
+TARGET_DRIVER iscsi {
+	listen 127.0.0.1:@PORT@
+${drv:+$drv
+}	TARGET $iqn {
+		enabled 1
+${tgt:+$tgt
+}		LUN 0 rd0
+	}
+}"
+}
+
 # stop_utgtd: SIGTERM; true once utgtd has exited, false if it still runs after 30 s
 stop_utgtd() {
 	kill "$UT_PID" 2>/dev/null

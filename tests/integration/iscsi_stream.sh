@@ -10,22 +10,8 @@ cd "$(dirname "$0")/../.."
 UTGTADM=${UTGTADM:-$(dirname "$UTGTD")/utgtadm}
 T=iqn.2026-12.org.utgt:stream
 # NopInInterval 0: no NOP-In timer may close the silent client while it is measured
-start_utgtd "
-HANDLER ramdisk {
-	DEVICE rd0 {
-		size_mb 64
-	}
-}
-TARGET_DRIVER iscsi {
-	listen 127.0.0.1:@PORT@
-	mem_limit 2G
-	TARGET $T {
-		enabled 1
-		session_mem_limit 2G
-		NopInInterval 0
-		LUN 0 rd0
-	}
-}"
+start_utgtd_ramdisk "$T" 64 "	mem_limit 2G" "		session_mem_limit 2G
+		NopInInterval 0"
 timeout --foreground 150 python3 tests/integration/iscsi_stream.py 127.0.0.1 "$UT_PORT" "$T" \
 	"$UT_PID" "$UTGTADM" "$UT_SOCK"
 ilib_finish $?
