@@ -69,3 +69,14 @@ bool parse_size(const char *s, uint64_t *out)
 	*out = v * mul;
 	return true;
 }
+
+int parse_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -9,5 +9,6 @@
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_bool(const char *s, bool *out); /* 0/1, yes/no, true/false, on/off, y/n */
 bool parse_size(const char *s, uint64_t *out);
+int parse_hex_digit(int c); /* 0-9, a-f, A-F -> 0..15; anything else (EOF too) -> -1 */
 
 #endif

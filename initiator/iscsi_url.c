@@ -1,5 +1,6 @@
 /* iSCSI URL parsing (libiscsi syntax) with errors that say what is wrong. */
 #include "initiator/iscsi_url.h"
+#include "common/parse.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -36,16 +37,6 @@ static bool copy_span(char *dst, size_t cap, const char *b, size_t n)
 	return true;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* libiscsi url-decodes target names ("iqn.x%3A1" -> "iqn.x:1"); do the same. */
 static bool pct_decode(char *s)
 {
@@ -53,8 +44,8 @@ static bool pct_decode(char *s)
 
 	for (char *r = s; *r; r++) {
 		if (*r == '%') {
-			int hi = hexval((unsigned char)r[1]),
-			    lo = hi < 0 ? -1 : hexval((unsigned char)r[2]);
+			int hi = parse_hex_digit((unsigned char)r[1]),
+			    lo = hi < 0 ? -1 : parse_hex_digit((unsigned char)r[2]);
 			if (hi < 0 || lo < 0)
 				return false;
 			*w++ = (char)(hi * 16 + lo);

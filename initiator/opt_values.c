@@ -1,5 +1,6 @@
 /* Structured fio option values. */
 #include "initiator/opt_values.h"
+#include "common/parse.h"
 #include "initiator/units.h"
 
 #include <ctype.h>
@@ -307,13 +308,6 @@ bool ub_val_cpulist(const char *s, uint64_t *mask, unsigned max, char *err, size
 	return true;
 }
 
-static int hexval(int c)
-{
-	if (isdigit(c))
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 bool ub_val_pattern(const char *s, uint8_t *out, unsigned cap, unsigned *len, char *err,
 		    size_t errlen)
@@ -324,14 +318,14 @@ bool ub_val_pattern(const char *s, uint8_t *out, unsigned cap, unsigned *len, ch
 	while (*p) {
 		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 			const char *h = p + 2, *e = h;
-			while (hexval((unsigned char)*e) >= 0)
+			while (parse_hex_digit((unsigned char)*e) >= 0)
 				e++;
 			if (e == h)
 				FAIL("invalid hex pattern '%s'", s);
 			/* an odd digit count gets a leading zero: 0x1 is the byte 01 */
 			for (const char *q = h; q < e;) {
-				int hi = ((e - q) % 2) ? 0 : hexval((unsigned char)*q++);
-				int lo = hexval((unsigned char)*q++);
+				int hi = ((e - q) % 2) ? 0 : parse_hex_digit((unsigned char)*q++);
+				int lo = parse_hex_digit((unsigned char)*q++);
 				if (*len == cap)
 					FAIL("pattern longer than %u bytes", cap);
 				out[(*len)++] = (uint8_t)(hi << 4 | lo);

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "scsi/spc_pr.h"
+#include "common/parse.h"
 
 #define TID_ISCSI_MIN	24 /* 4-byte header + at least 20 bytes of name */
 #define TID_SRP_LEN	24
@@ -95,14 +96,6 @@ int pr_tid_parse(const uint8_t *buf, uint32_t avail, struct pr_port *out)
 	}
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)tolower((unsigned char)c);
-	return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-}
-
 uint32_t pr_tid_encode(const struct pr_port *p, uint8_t *buf, uint32_t room)
 {
 	uint8_t tid[4 + PR_PORT_MAX + 4];
@@ -115,7 +108,7 @@ uint32_t pr_tid_encode(const struct pr_port *p, uint8_t *buf, uint32_t room)
 		tid[0] = SCSI_PROTO_SRP;
 		/* the port id is hex; right-align it in the 16-byte identifier */
 		for (size_t i = 0; i < n && i < 32; i++) {
-			int v = hexval(p->id[n - 1 - i]);
+			int v = parse_hex_digit((unsigned char)p->id[n - 1 - i]);
 			if (v < 0)
 				break;
 			tid[23 - i / 2] |= (uint8_t)(i % 2 ? v << 4 : v);

@@ -1,5 +1,6 @@
 /* JSON reader for utgtadm (target/tgt_jread.h).  Recursive descent with a depth limit. */
 #include "target/tgt_jread.h"
+#include "common/parse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +16,6 @@ static void ws(struct rd *r)
 {
 	while (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')
 		r->p++;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* A string at r->p (the opening quote); returns the unescaped copy. */
@@ -78,7 +68,7 @@ static char *string(struct rd *r)
 		case 'u': {
 			unsigned u = 0;
 			for (int i = 0; i < 4; i++) {
-				int h = hexval(q[i]);
+				int h = parse_hex_digit((unsigned char)q[i]);
 				if (h < 0)
 					goto bad;
 				u = u * 16 + (unsigned)h;

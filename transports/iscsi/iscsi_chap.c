@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "transports/iscsi/iscsi_int.h"
+#include "common/parse.h"
 
 #define CHAP_MIN_INITIATOR_CHAL 16 /* bytes of the initiator's challenge, mutual CHAP */
 
@@ -64,17 +65,6 @@ size_t iscsit_chap_response(int alg, uint8_t id, const char *secret, const uint8
 	return len;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 long iscsit_chap_decode(const char *s, uint8_t *out, size_t max)
 {
 	size_t n;
@@ -89,7 +79,7 @@ long iscsit_chap_decode(const char *s, uint8_t *out, size_t max)
 			return -1;
 		/* an odd number of digits has an implied leading zero */
 		if (digits & 1) {
-			int v = hexval(*h++);
+			int v = parse_hex_digit((unsigned char)*h++);
 
 			if (v < 0 || max < 1)
 				return -1;
@@ -97,7 +87,8 @@ long iscsit_chap_decode(const char *s, uint8_t *out, size_t max)
 			digits--;
 		}
 		for (; digits; digits -= 2, h += 2) {
-			int hi = hexval(h[0]), lo = hexval(h[1]);
+			int hi = parse_hex_digit((unsigned char)h[0]),
+			    lo = parse_hex_digit((unsigned char)h[1]);
 
 			if (hi < 0 || lo < 0 || o >= max)
 				return -1;
