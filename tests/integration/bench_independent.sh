@@ -7,7 +7,7 @@
 # it fails here with the symbol's name.
 set -u
 BENCH=${BUILD:-build}/utgt-bench
-ALLOWED="diag_error diag_warn parse_bool parse_size parse_u64 rdma_format_addr rdma_parse_addr"
+ALLOWED="diag_error diag_warn parse_bool parse_hex_digit parse_size parse_u64 rdma_format_addr rdma_parse_addr"
 [ -x "$BENCH" ] || { echo "bench_independent: $BENCH is not built"; exit 1; }
 mapfile -t syms < <(nm --defined-only "$BENCH" | awk '$2 == "T" { print $3 }' |
 	grep -v -E '^(ub_|_|main$)' | sort)
