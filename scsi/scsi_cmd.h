@@ -154,8 +154,17 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev, char *err, size_t errlen);
 void scsi_pr_destroy(struct scsi_pr *pr);
 /* RESERVATION CONFLICT check for the task's command, SPC-2 and persistent. */
 enum scsi_sr scsi_reservation_check(struct scsi_task *t);
-/* LOGICAL UNIT RESET / I_T NEXUS RESET effects on reservations (SPC-2 released, PR kept). */
+/* I_T nexus loss (I_T NEXUS RESET, logout, a LUN unmapped) on reservations: an SPC-2
+ * reservation nx holds is released (on every gateway of a shared store: stored and
+ * published from a thread of its own), persistent reservations stay. */
 void scsi_reservation_reset(struct scsi_dev *dev, const struct scsi_nexus *nx);
+/* A LOGICAL UNIT RESET on reservations: the SPC-2 reservation released, persistent ones
+ * kept.  With a store shared by several gateways the release is stored and, with the reset's
+ * UNIT ATTENTION (asc/ascq) for their nexuses, published to every gateway from a thread of
+ * its own: true then, and done(arg) is called once every gateway has it in force (or it
+ * failed, which is logged).  false: done already, done() will not be called. */
+bool scsi_reservation_lu_reset(struct scsi_dev *dev, uint8_t asc, uint8_t ascq,
+			       void (*done)(void *arg), void *arg);
 /* PREEMPT AND ABORT (scsi/scsi_taskset.c): abort, as ABORT TASK SET would for each of them,
  * the tasks in dev's task set whose I_T nexus match() accepts, except `keep`; returns once
  * every aborted task has completed.  Blocks: call it from a core worker. */

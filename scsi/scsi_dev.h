@@ -130,11 +130,6 @@ struct scsi_dev {
 	bool sanitize_failed;
 	bool sanitize_ause;
 
-	/* SPC-2 RESERVE/RELEASE holder (by nexus id, 0 = none) */
-	char spc2_holder[SCSI_NAME_MAX + 24];
-	uint16_t spc2_holder_rtpi;
-	bool spc2_reserved;
-
 	/* NULL: symmetric access.  Read with an acquire load inside a command (scsi_dev_tpg);
 	 * replaced live by scsi_dev_set_alua(), the old group kept until a grace period ends. */
 	const struct scsi_alua_group *alua;

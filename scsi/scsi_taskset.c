@@ -375,14 +375,25 @@ static void raise_victims(struct scsi_dev *dev, struct victims *v)
 	v->n = 0;
 }
 
+static void lu_reset_published(void *arg)
+{
+	tmf_put(arg);
+}
+
 /* SAM-5: a logical unit (or target) reset establishes its UNIT ATTENTION for every I_T nexus,
- * the one that requested it included (libiscsi's MultipathIO.Reset checks every path). */
+ * the one that requested it included (libiscsi's MultipathIO.Reset checks every path), and
+ * for an LU that several gateways serve on their I_T nexuses too: the TMF then completes once
+ * every gateway has the reset in force (spc_pr_check.c). */
 static void lu_reset(struct scsi_dev *dev, struct tmf_rec *rec, uint8_t asc, uint8_t ascq)
 {
 	abort_on_lu(dev, rec, M_ALL, 0, NULL, NULL);
 	scsi_ua_clear_prevent(dev, NULL); /* a reset clears PREVENT ALLOW MEDIUM REMOVAL */
-	scsi_reservation_reset(dev, NULL);
 	scsi_ua_raise_all(dev, NULL, asc, ascq);
+	pthread_mutex_lock(&tmf_mu);
+	rec->pending++;
+	pthread_mutex_unlock(&tmf_mu);
+	if (!scsi_reservation_lu_reset(dev, asc, ascq, lu_reset_published, rec))
+		tmf_put(rec);
 }
 
 void scsi_tmf_execute(struct scsi_tmf *tmf)

@@ -23,6 +23,7 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev, char *err, size_t errlen)
 	pr->st.holder = -1;
 	pthread_mutex_init(&pr->lock, NULL);
 	pthread_mutex_init(&pr->out_lock, NULL);
+	pthread_cond_init(&pr->async_done, NULL);
 	if (pr_sync_open(pr, err, errlen) != 0) {
 		scsi_pr_destroy(pr);
 		return NULL;
@@ -35,7 +36,7 @@ struct scsi_pr *scsi_pr_create(struct scsi_dev *dev, char *err, size_t errlen)
 
 void pr_update_active(struct scsi_pr *pr)
 {
-	bool on = pr->dev->spc2_reserved || pr->st.type != PR_TYPE_NONE;
+	bool on = pr->st.spc2 || pr->st.type != PR_TYPE_NONE;
 
 	__atomic_store_n(&pr->active, on, __ATOMIC_RELEASE);
 	scsi_exc_set(pr->dev, SCSI_EXC_RESERVED, on);
@@ -45,7 +46,12 @@ void scsi_pr_destroy(struct scsi_pr *pr)
 {
 	if (!pr)
 		return;
+	pthread_mutex_lock(&pr->lock);
+	while (pr->async) /* a reset still being stored and published */
+		pthread_cond_wait(&pr->async_done, &pr->lock);
+	pthread_mutex_unlock(&pr->lock);
 	pr_sync_close(pr); /* stops the store's callbacks before the state goes */
+	pthread_cond_destroy(&pr->async_done);
 	pthread_mutex_destroy(&pr->out_lock);
 	pthread_mutex_destroy(&pr->lock);
 	free(pr);
@@ -108,6 +114,16 @@ bool pr_reg_overlaps(const struct pr_reg *a, const struct pr_reg *b)
 	if (!a->all_tg_pt && !b->all_tg_pt && a->rtpi != b->rtpi)
 		return false;
 	return port_overlaps(&a->port, &b->port);
+}
+
+bool pr_spc2_holder_is(const struct pr_state *st, const struct scsi_nexus *nx)
+{
+	struct pr_port p;
+
+	if (!st->spc2 || st->spc2_rtpi != nx->rel_tgt_id || st->spc2_port.proto != nx->proto)
+		return false;
+	pr_port_of_nexus(nx, &p);
+	return !strcasecmp(st->spc2_port.id, p.id);
 }
 
 int pr_find(const struct pr_state *st, const struct scsi_nexus *nx)
@@ -232,8 +248,21 @@ static bool abort_nexus_match(const struct scsi_nexus *nx, void *arg)
 	return false;
 }
 
+static bool every_nexus(const struct scsi_nexus *nx, void *arg)
+{
+	(void)nx;
+	(void)arg;
+	return true;
+}
+
 void pr_fx_apply(struct scsi_dev *dev, const struct pr_effects *fx, const struct scsi_task *keep)
 {
+	if (fx->reset_asc) {
+		/* what scsi_taskset.c's LU reset does on the gateway that received it */
+		scsi_ts_abort_nexuses(dev, every_nexus, NULL, keep);
+		scsi_ua_clear_prevent(dev, NULL);
+		scsi_ua_raise_all(dev, NULL, fx->reset_asc, fx->reset_ascq);
+	}
 	for (unsigned i = 0; i < fx->nua; i++)
 		raise_one(dev, &fx->ua[i]);
 	if (fx->nabort) {

@@ -11,8 +11,11 @@
  *     registration matches any nexus whose initiator name is that name.
  * Exactly one registration matches a nexus (REGISTER refuses to create a second).
  *
- * Locking.  pr->lock protects everything here and the SPC-2 holder fields of struct scsi_dev.
- * It is never held while calling into another subsystem (UNIT ATTENTION, task set): side
+ * SPC-2.  A RESERVE(6/10) reservation is part of the same state (struct pr_state's spc2
+ * fields), so a store shared by several gateways carries it with the persistent reservations,
+ * under the same version: a RESERVE through one gateway is a conflict on every other one.
+ *
+ * Locking.  pr->lock protects everything here.  It is never held while calling into another subsystem (UNIT ATTENTION, task set): side
  * effects are collected in a struct pr_effects under the lock and applied after it. */
 #ifndef UTGT_SPC_PR_H
 #define UTGT_SPC_PR_H
@@ -89,6 +92,12 @@ struct pr_state {
 	bool aptpl;   /* PTPL_A: the last REGISTER / REGISTER AND MOVE had APTPL=1 */
 	uint8_t type; /* PR_TYPE_NONE when no persistent reservation */
 	int holder;   /* index into regs; -1 for the all-registrants types */
+	/* An SPC-2 RESERVE(6/10) in force: the whole LU for the I_T nexus (spc2_port,
+	 * spc2_rtpi).  A shared store keeps it with the rest; a state file never does, since a
+	 * power on ends it (SPC-2 5.5.1). */
+	bool spc2;
+	uint16_t spc2_rtpi;
+	struct pr_port spc2_port;
 	unsigned nregs;
 	struct pr_reg regs[PR_MAX_REGS];
 };
@@ -107,6 +116,10 @@ struct scsi_pr {
 	/* Any reservation (SPC-2 or persistent) in force?  Written under the lock, read without
 	 * it by the conflict check so commands pay nothing for the lock while none exists. */
 	bool active;
+	/* Changes stored and published from a thread of their own (a reset or an I_T nexus
+	 * loss on a shared store: spc_pr_check.c); destroy waits for them.  Under lock. */
+	unsigned async;
+	pthread_cond_t async_done;
 };
 
 /* Side effects decided under pr->lock and applied after it is dropped. */
@@ -122,6 +135,10 @@ struct pr_effects {
 	struct pr_ua ua[PR_MAX_REGS * 2];
 	unsigned nabort;
 	struct pr_reg abort[PR_MAX_REGS]; /* PREEMPT AND ABORT: the preempted nexuses */
+	/* A LOGICAL UNIT RESET through another gateway (SAM-5: it affects every I_T nexus of
+	 * the LU): abort every task, end PREVENT, raise this UNIT ATTENTION (29/xx) on every
+	 * nexus.  0: none. */
+	uint8_t reset_asc, reset_ascq;
 };
 
 /* ---- identity (spc_pr.c) ---- */
@@ -180,6 +197,9 @@ int pr_fx_format(const struct pr_effects *fx, char *buf, size_t len);
 /* Parse such a payload (len bytes, not NUL-terminated); false when malformed. */
 bool pr_fx_parse(const char *text, size_t len, struct pr_effects *fx);
 
+/* Is nx the SPC-2 reservation holder of st? */
+bool pr_spc2_holder_is(const struct pr_state *st, const struct scsi_nexus *nx);
+
 /* ---- the store (spc_pr_sync.c, over scsi/pr_store.h) ---- */
 /* How many times a PERSISTENT RESERVE OUT redoes itself after losing a compare-and-store
  * before giving up with a retryable status. */
@@ -189,18 +209,21 @@ bool pr_fx_parse(const char *text, size_t len, struct pr_effects *fx);
  * read: the LU must not start enforcing nothing while other gateways enforce a reservation). */
 int pr_sync_open(struct scsi_pr *pr, char *err, size_t errlen);
 void pr_sync_close(struct scsi_pr *pr);
-/* Does a change of pr->st need storing?  (Every change for a shared store; with a file,
- * only while APTPL is or was in force.) */
-bool pr_sync_wanted(const struct scsi_pr *pr, bool was_aptpl);
-/* Compare-and-store st against *ver (the version it was computed from); *ver becomes the new
- * one.  Caller holds pr->lock.  0, -ESTALE (reload with pr_sync_refresh and redo), -errno. */
-int pr_sync_commit(struct scsi_pr *pr, const struct pr_state *st, uint64_t *ver);
 /* Load the stored state and put it in force when it is newer than pr->ver.  Without
  * pr->lock.  0 or -errno. */
 int pr_sync_refresh(struct scsi_pr *pr);
-/* Shared stores: make version ver and its side effects known to every other gateway and
- * wait until they have it in force.  0 or -errno (nothing to do for other stores). */
-int pr_sync_publish(struct scsi_pr *pr, uint64_t ver, const struct pr_effects *fx);
+/* One change of the state, computed on st (pr->st) under pr->lock: sets *dirty when st
+ * changed and must be stored, and collects its side effects in fx. */
+typedef enum scsi_sr (*pr_change_fn)(struct pr_state *st, struct pr_effects *fx, void *arg,
+				     bool *dirty);
+/* The one way the state changes: run fn on pr->st and store the result (compare-and-store,
+ * redone on the reloaded state when another gateway stored first; a failed store puts the
+ * old state back), then, on a shared store, publish it with fx and return only when every
+ * other gateway has it in force.  spc2_only: the change concerns SPC-2 or reset state, which
+ * only a shared store keeps.  Takes pr->out_lock; call on a core worker when the store is
+ * shared.  The caller applies fx on this gateway when it returns SR_OK. */
+enum scsi_sr pr_sync_change(struct scsi_pr *pr, pr_change_fn fn, void *arg,
+			    struct pr_effects *fx, bool spc2_only);
 /* The outcome for a failed store operation. */
 enum scsi_sr pr_sync_sr(int err);
 

@@ -13,26 +13,19 @@
  * Two SBC commands depend on CDB bits rather than the opcode alone: START STOP UNIT with
  * START=1 and POWER CONDITION 0, and PREVENT ALLOW MEDIUM REMOVAL with PREVENT=0, are allowed.
  * RESERVE/RELEASE(6/10) are PRC_ALLOWED here because their handlers apply SPC-4 5.13.3. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/ut_log.h"
 #include "scsi/spc_pr.h"
 
 #define OP_START_STOP_UNIT 0x1b
 #define OP_PREVENT_ALLOW   0x1e
 #define OP_PR_IN	   0x5e
 #define OP_PR_OUT	   0x5f
-
-/* Caller holds pr->lock. */
-static bool spc2_holder_is(const struct scsi_dev *dev, const struct scsi_nexus *nx)
-{
-	struct pr_port p;
-
-	pr_port_of_nexus(nx, &p);
-	return dev->spc2_reserved && dev->spc2_holder_rtpi == nx->rel_tgt_id &&
-	       !strcasecmp(dev->spc2_holder, p.id);
-}
 
 static bool pr_class_conflicts(const struct pr_state *st, const struct scsi_nexus *nx,
 			       enum scsi_pr_class prc)
@@ -68,8 +61,8 @@ bool scsi_pr_conflicts(struct scsi_dev *dev, const struct scsi_nexus *nx, enum s
 	if (!pr || !__atomic_load_n(&pr->active, __ATOMIC_ACQUIRE))
 		return false;
 	pthread_mutex_lock(&pr->lock);
-	if (dev->spc2_reserved)
-		c = !spc2_holder_is(dev, nx);
+	if (pr->st.spc2)
+		c = !pr_spc2_holder_is(&pr->st, nx);
 	else
 		c = pr_class_conflicts(&pr->st, nx, prc);
 	pthread_mutex_unlock(&pr->lock);
@@ -107,7 +100,7 @@ enum scsi_sr scsi_reservation_check(struct scsi_task *t)
 	if (!__atomic_load_n(&pr->active, __ATOMIC_ACQUIRE))
 		return SR_OK;
 	pthread_mutex_lock(&pr->lock);
-	if (dev->spc2_reserved) {
+	if (pr->st.spc2) {
 		/* SPC-2 5.5.1: while a RESERVE reservation exists, PERSISTENT RESERVE IN/OUT
 		 * conflict for every nexus, the holder included; other nexuses may only send the
 		 * commands flagged SPC2_OK. */
@@ -115,7 +108,7 @@ enum scsi_sr scsi_reservation_check(struct scsi_task *t)
 			conflict = true;
 		else
 			conflict =
-			    !(desc->flags & SCSI_CF_SPC2_OK) && !spc2_holder_is(dev, t->nexus);
+			    !(desc->flags & SCSI_CF_SPC2_OK) && !pr_spc2_holder_is(&pr->st, t->nexus);
 	} else {
 		conflict = pr_class_conflicts(&pr->st, t->nexus,
 					      refine_class(t, (enum scsi_pr_class)desc->pr_class));
@@ -124,20 +117,134 @@ enum scsi_sr scsi_reservation_check(struct scsi_task *t)
 	return conflict ? SR_RESERVATION_CONFLICT : SR_OK;
 }
 
+/* What a reset or an I_T nexus loss does to the state: an SPC-2 reservation ends with a LU
+ * reset (any) or its holder's nexus loss; persistent reservations survive both (SPC-4
+ * 5.13.1, SPC-2 5.5.1).  A LU reset also carries its UNIT ATTENTION to the other gateways. */
+struct reset_change {
+	bool any; /* a LU reset: whoever holds it */
+	struct pr_port port;
+	uint16_t rtpi;
+	uint8_t asc, ascq; /* a LU reset's UNIT ATTENTION, published; 0: a nexus loss */
+	void (*done)(void *arg);
+	void *arg;
+	struct scsi_pr *pr;
+};
+
+static enum scsi_sr reset_fn(struct pr_state *st, struct pr_effects *fx, void *arg, bool *dirty)
+{
+	const struct reset_change *r = arg;
+
+	if (st->spc2 &&
+	    (r->any || (st->spc2_rtpi == r->rtpi && st->spc2_port.proto == r->port.proto &&
+			!strcasecmp(st->spc2_port.id, r->port.id)))) {
+		st->spc2 = false;
+		memset(&st->spc2_port, 0, sizeof(st->spc2_port));
+		st->spc2_rtpi = 0;
+		*dirty = true;
+	}
+	if (fx) {
+		fx->reset_asc = r->asc;
+		fx->reset_ascq = r->ascq;
+	}
+	return SR_OK;
+}
+
+/* A shared store: store and publish from a thread of its own (a cluster round trip, up to
+ * the notify timeout when a gateway is silent), never on the transport's thread. */
+static void *reset_thread(void *arg)
+{
+	struct reset_change *r = arg;
+	struct scsi_pr *pr = r->pr;
+	struct pr_effects *fx = malloc(sizeof(*fx));
+	enum scsi_sr sr = fx ? pr_sync_change(pr, reset_fn, r, fx, true) : SR_NO_MEMORY;
+
+	if (sr != SR_OK)
+		ut_log(LOG_ERR, "%s: cannot store or publish a %s to the other gateways (%d)",
+		       pr->dev->p.name, r->any ? "LOGICAL UNIT RESET" : "released SPC-2 reservation",
+		       (int)sr);
+	free(fx);
+	if (r->done)
+		r->done(r->arg);
+	pthread_mutex_lock(&pr->lock);
+	if (--pr->async == 0)
+		pthread_cond_broadcast(&pr->async_done);
+	pthread_mutex_unlock(&pr->lock);
+	free(r);
+	return NULL;
+}
+
+/* true when r->done will be called later (r is then owned by that thread). */
+static bool reset_run(struct scsi_pr *pr, struct reset_change *r)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	bool shared = pr->store && pr->store->shared;
+	int rc;
+
+	if (shared) {
+		pthread_mutex_lock(&pr->lock);
+		pr->async++;
+		pthread_mutex_unlock(&pr->lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&th, &attr, reset_thread, r);
+		pthread_attr_destroy(&attr);
+		if (rc == 0)
+			return true;
+		pthread_mutex_lock(&pr->lock);
+		pr->async--;
+		pthread_mutex_unlock(&pr->lock);
+		ut_log(LOG_ERR, "%s: no thread to publish a reset: only this gateway sees it",
+		       pr->dev->p.name);
+	}
+	/* this gateway only: a change in memory, nothing to store */
+	bool dirty = false;
+
+	pthread_mutex_lock(&pr->lock);
+	reset_fn(&pr->st, NULL, r, &dirty);
+	pr_update_active(pr);
+	pthread_mutex_unlock(&pr->lock);
+	return false;
+}
+
 void scsi_reservation_reset(struct scsi_dev *dev, const struct scsi_nexus *nx)
 {
 	struct scsi_pr *pr = dev ? dev->pr : NULL;
+	struct reset_change *r;
+	bool holder;
 
-	if (!pr)
+	if (!pr || !nx)
 		return;
-	/* SPC-2 reservations end with a LU reset (nx NULL) or the holder's I_T nexus loss;
-	 * persistent reservations survive both (SPC-4 5.13.1). */
+	/* only the holder's loss changes anything: a nexus that holds nothing costs no thread */
 	pthread_mutex_lock(&pr->lock);
-	if (dev->spc2_reserved && (!nx || spc2_holder_is(dev, nx))) {
-		dev->spc2_reserved = false;
-		dev->spc2_holder[0] = '\0';
-		dev->spc2_holder_rtpi = 0;
-	}
-	pr_update_active(pr);
+	holder = pr_spc2_holder_is(&pr->st, nx);
 	pthread_mutex_unlock(&pr->lock);
+	if (!holder || !(r = calloc(1, sizeof(*r))))
+		return;
+	r->pr = pr;
+	pr_port_of_nexus(nx, &r->port);
+	r->rtpi = nx->rel_tgt_id;
+	if (!reset_run(pr, r))
+		free(r);
+}
+
+bool scsi_reservation_lu_reset(struct scsi_dev *dev, uint8_t asc, uint8_t ascq,
+			       void (*done)(void *arg), void *arg)
+{
+	struct scsi_pr *pr = dev ? dev->pr : NULL;
+	struct reset_change *r = pr ? calloc(1, sizeof(*r)) : NULL;
+	bool later;
+
+	if (!r)
+		return false;
+	r->pr = pr;
+	r->any = true;
+	r->asc = asc;
+	r->ascq = ascq;
+	r->done = done;
+	r->arg = arg;
+	later = reset_run(pr, r);
+	if (!later)
+		free(r);
+	return later;
 }

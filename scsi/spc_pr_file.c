@@ -8,6 +8,7 @@
  *     aptpl 1
  *     reg <key hex> <protocol id> <rel tgt port> <all_tg_pt 0|1> <name_only 0|1> <port>
  *     reservation <type> <holder registration index, -1 for all-registrants types>
+ *     spc2 <protocol id> <rel tgt port> <port>       (a shared store's SPC-2 RESERVE holder)
  *     end
  * Names are %XX-escaped outside printable ASCII.  "end" lets the loader tell a complete file
  * from a cut one.  Every field is validated; anything odd rejects the whole file (the caller
@@ -119,6 +120,11 @@ int pr_state_format(const struct pr_state *st, const char *devname, char *buf, s
 	}
 	if (st->type != PR_TYPE_NONE)
 		put(&k, "reservation %u %d\n", st->type, st->holder);
+	if (st->spc2) {
+		if (!escape(st->spc2_port.id, esc, sizeof(esc)))
+			return -1;
+		put(&k, "spc2 %d %u %s\n", (int)st->spc2_port.proto, st->spc2_rtpi, esc);
+	}
 	put(&k, "end\n");
 	return k.overflow ? -1 : (int)k.len;
 }
@@ -257,6 +263,16 @@ bool pr_state_parse(const char *text, const char *devname, struct pr_state *out,
 			else
 				FAIL("bad reservation holder \"%s\"", w[2]);
 			seen_res = true;
+		} else if (!strcmp(w[0], "spc2")) {
+			uint64_t proto, rtpi;
+			if (n != 4 || st->spc2 || !parse_u(w[1], 15, 10, &proto) ||
+			    (proto != SCSI_PROTO_ISCSI && proto != SCSI_PROTO_SRP) ||
+			    !parse_u(w[2], UINT16_MAX, 10, &rtpi) ||
+			    !unescape(w[3], st->spc2_port.id, sizeof(st->spc2_port.id)))
+				FAIL("bad spc2 line");
+			st->spc2 = true;
+			st->spc2_port.proto = (enum scsi_proto_id)proto;
+			st->spc2_rtpi = (uint16_t)rtpi;
 		} else if (!strcmp(w[0], "end")) {
 			if (n != 1)
 				FAIL("bad end line");
@@ -501,7 +517,8 @@ struct pr_store *pr_file_store_open(const char *path, const char *name)
 
 /* ---- a change's side effects, as a shared store carries them to other gateways ----
  *     ua <ascq> <protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>
- *     abort <key hex> <protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>     */
+ *     abort <key hex> <protocol id> <rel tgt port> <all_tg_pt> <name_only> <port>
+ *     reset <asc hex> <ascq hex>       (a LOGICAL UNIT RESET: its UNIT ATTENTION everywhere) */
 
 int pr_fx_format(const struct pr_effects *fx, char *buf, size_t len)
 {
@@ -524,6 +541,8 @@ int pr_fx_format(const struct pr_effects *fx, char *buf, size_t len)
 		put(&k, "abort %016" PRIx64 " %d %u %d %d %s\n", r->key, (int)r->port.proto,
 		    r->rtpi, r->all_tg_pt ? 1 : 0, r->port.name_only ? 1 : 0, esc);
 	}
+	if (fx->reset_asc)
+		put(&k, "reset %02x %02x\n", fx->reset_asc, fx->reset_ascq);
 	return k.overflow ? -1 : (int)k.len;
 }
 
@@ -568,6 +587,11 @@ bool pr_fx_parse(const char *text, size_t len, struct pr_effects *fx)
 			ok = parse_u(w[1], UINT64_MAX, 16, &r->key) &&
 			     parse_port_fields(w + 2, &r->port, &r->rtpi, &r->all_tg_pt);
 			fx->nabort += ok;
+		} else if (n == 3 && !strcmp(w[0], "reset")) {
+			uint64_t q = 0;
+			ok = parse_u(w[1], 0xff, 16, &v) && v && parse_u(w[2], 0xff, 16, &q);
+			fx->reset_asc = (uint8_t)v;
+			fx->reset_ascq = (uint8_t)q;
 		} else {
 			ok = false;
 		}

@@ -88,7 +88,7 @@ static enum scsi_sr pr_in_answer(struct scsi_task *t)
 	if (!b)
 		return SR_NO_MEMORY;
 	pthread_mutex_lock(&pr->lock);
-	if (dev->spc2_reserved) {
+	if (pr->st.spc2) {
 		/* SPC-2 5.5.1: PR commands conflict while a RESERVE(6/10) reservation exists */
 		pthread_mutex_unlock(&pr->lock);
 		free(b);

@@ -406,45 +406,19 @@ static enum scsi_sr run_sa(struct prout *o)
 	}
 }
 
-/* Run the service action on pr->st and store the result; on a lost compare-and-store (a
- * shared store another gateway wrote first) reload and run it again.  *ver: the version
- * stored.  A failed command changes nothing, even half-way through. */
-static enum scsi_sr run_and_store(struct prout *o, struct scsi_pr *pr, struct pr_state *snap,
-				  uint64_t *ver)
+/* The service action as a change of the state (spc_pr_sync.c stores it, redoes it on the
+ * reloaded state when another gateway stored first, and publishes it). */
+static enum scsi_sr prout_fn(struct pr_state *st, struct pr_effects *fx, void *arg, bool *dirty)
 {
-	struct scsi_dev *dev = pr->dev;
-	enum scsi_sr sr;
-	int rc;
+	struct prout *o = arg;
 
-	for (unsigned tries = 1;; tries++) {
-		pthread_mutex_lock(&pr->lock);
-		if (dev->spc2_reserved) {
-			/* SPC-2 5.5.1: PR commands conflict while a RESERVE(6/10) exists */
-			pthread_mutex_unlock(&pr->lock);
-			return SR_RESERVATION_CONFLICT;
-		}
-		*snap = pr->st;
-		memset(o->fx, 0, sizeof(*o->fx));
-		o->st = &pr->st;
-		sr = run_sa(o);
-		rc = 0;
-		*ver = pr->ver;
-		if (sr == SR_OK && pr_sync_wanted(pr, snap->aptpl)) {
-			rc = pr_sync_commit(pr, &pr->st, ver);
-			if (rc == 0)
-				pr->ver = *ver;
-			else
-				sr = pr_sync_sr(rc);
-		}
-		if (sr != SR_OK)
-			pr->st = *snap;
-		pr_update_active(pr);
-		pthread_mutex_unlock(&pr->lock);
-		if (rc != -ESTALE || tries == PR_CAS_TRIES)
-			return sr;
-		if ((rc = pr_sync_refresh(pr)) != 0)
-			return pr_sync_sr(rc);
-	}
+	/* SPC-2 5.5.1: PR commands conflict while a RESERVE(6/10) exists */
+	if (st->spc2)
+		return SR_RESERVATION_CONFLICT;
+	o->st = st;
+	o->fx = fx;
+	*dirty = true;
+	return run_sa(o);
 }
 
 static enum scsi_sr pr_out_work(struct scsi_task *t)
@@ -452,19 +426,17 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	struct scsi_dev *dev = t->core.dev;
 	struct scsi_pr *pr = dev->pr;
 	struct prout o = {.t = t, .nx = t->nexus};
-	struct pr_state *snap = NULL;
+	struct pr_effects *fx = NULL;
 	uint8_t *buf = NULL;
 	enum scsi_sr sr;
-	uint64_t ver;
 
 	o.len = get_be32(t->cdb + 5);
 	o.can_persist = pr->store != NULL;
 	if (o.len > PROUT_MAX_LEN)
 		return SR_PARAM_LIST_LENGTH_ERROR;
 	buf = calloc(1, o.len ? o.len : 1);
-	o.fx = calloc(1, sizeof(*o.fx));
-	snap = malloc(sizeof(*snap));
-	if (!buf || !o.fx || !snap) {
+	fx = calloc(1, sizeof(*fx));
+	if (!buf || !fx) {
 		sr = SR_NO_MEMORY;
 		goto out;
 	}
@@ -476,22 +448,12 @@ static enum scsi_sr pr_out_work(struct scsi_task *t)
 	o.buf = buf;
 	if ((sr = parse(&o)) != SR_OK)
 		goto out;
-
-	pthread_mutex_lock(&pr->out_lock);
-	sr = run_and_store(&o, pr, snap, &ver);
-	/* other gateways have the change in force before the initiator hears of it */
-	if (sr == SR_OK && pr->store && pr->store->shared) {
-		int rc = pr_sync_publish(pr, ver, o.fx);
-		if (rc != 0)
-			sr = pr_sync_sr(rc);
-	}
-	pthread_mutex_unlock(&pr->out_lock);
+	sr = pr_sync_change(pr, prout_fn, &o, fx, false);
 	if (sr == SR_OK)
-		pr_fx_apply(dev, o.fx, t);
+		pr_fx_apply(dev, fx, t);
 out:
 	free(buf);
-	free(o.fx);
-	free(snap);
+	free(fx);
 	return sr;
 }
 

@@ -3,9 +3,10 @@
  * changes other gateways publish to this one.
  *
  * Shared store (several gateways, one LU):
- *   - every PERSISTENT RESERVE OUT is computed on this gateway's copy and stored only if the
- *     stored version is still the one the copy came from; otherwise the copy is reloaded and
- *     the command redone (spc_pr_out.c), so two gateways never both win;
+ *   - every change (PERSISTENT RESERVE OUT, SPC-2 RESERVE/RELEASE, a LU reset, the SPC-2
+ *     holder's nexus loss: pr_sync_change) is computed on this gateway's copy and stored
+ *     only if the stored version is still the one the copy came from; otherwise the copy is
+ *     reloaded and the change redone, so two gateways never both win;
  *   - the change is then published and the command completes only when every other gateway
  *     has it in force (or was cut off from the cluster): once the initiator has GOOD, no
  *     gateway admits a command under the old state.  Commands are admitted against the copy
@@ -44,14 +45,20 @@ enum scsi_sr pr_sync_sr(int err)
 	}
 }
 
-bool pr_sync_wanted(const struct scsi_pr *pr, bool was_aptpl)
+/* Does a change of pr->st need storing?  Every change for a shared store; with a file, only
+ * while APTPL is or was in force, and never one of SPC-2 state, which a file does not keep. */
+static bool wanted(const struct scsi_pr *pr, bool was_aptpl, bool spc2_only)
 {
 	if (!pr->store)
 		return false;
-	return pr->store->shared || was_aptpl || pr->st.aptpl;
+	if (pr->store->shared)
+		return true;
+	return !spc2_only && (was_aptpl || pr->st.aptpl);
 }
 
-int pr_sync_commit(struct scsi_pr *pr, const struct pr_state *st, uint64_t *ver)
+/* Compare-and-store st against *ver (the version it was computed from); *ver becomes the new
+ * one.  Caller holds pr->lock.  0, -ESTALE (reload and redo), -errno. */
+static int commit(struct scsi_pr *pr, const struct pr_state *st, uint64_t *ver)
 {
 	struct pr_store *s = pr->store;
 	char *text = NULL;
@@ -129,7 +136,7 @@ int pr_sync_refresh(struct scsi_pr *pr)
 	return rc;
 }
 
-int pr_sync_publish(struct scsi_pr *pr, uint64_t ver, const struct pr_effects *fx)
+static int publish(struct scsi_pr *pr, uint64_t ver, const struct pr_effects *fx)
 {
 	struct pr_store *s = pr->store;
 	char *payload;
@@ -155,6 +162,58 @@ int pr_sync_publish(struct scsi_pr *pr, uint64_t ver, const struct pr_effects *f
 	return rc;
 }
 
+static bool has_effects(const struct pr_effects *fx)
+{
+	return fx->nua || fx->nabort || fx->reset_asc;
+}
+
+enum scsi_sr pr_sync_change(struct scsi_pr *pr, pr_change_fn fn, void *arg,
+			    struct pr_effects *fx, bool spc2_only)
+{
+	struct pr_state *snap = malloc(sizeof(*snap));
+	bool dirty = false;
+	enum scsi_sr sr;
+	uint64_t ver = 0;
+	int rc;
+
+	if (!snap)
+		return SR_NO_MEMORY;
+	pthread_mutex_lock(&pr->out_lock);
+	for (unsigned tries = 1;; tries++) {
+		pthread_mutex_lock(&pr->lock);
+		*snap = pr->st;
+		memset(fx, 0, sizeof(*fx));
+		dirty = false;
+		sr = fn(&pr->st, fx, arg, &dirty);
+		rc = 0;
+		ver = pr->ver;
+		if (sr == SR_OK && dirty && wanted(pr, snap->aptpl, spc2_only)) {
+			rc = commit(pr, &pr->st, &ver);
+			if (rc == 0)
+				pr->ver = ver;
+			else
+				sr = pr_sync_sr(rc);
+		}
+		if (sr != SR_OK)
+			pr->st = *snap;
+		pr_update_active(pr);
+		pthread_mutex_unlock(&pr->lock);
+		if (rc != -ESTALE || tries == PR_CAS_TRIES)
+			break;
+		if ((rc = pr_sync_refresh(pr)) != 0) {
+			sr = pr_sync_sr(rc);
+			break;
+		}
+	}
+	/* other gateways have the change in force before the initiator hears of it */
+	if (sr == SR_OK && pr->store && pr->store->shared && (dirty || has_effects(fx)) &&
+	    (rc = publish(pr, ver, fx)) != 0)
+		sr = pr_sync_sr(rc);
+	pthread_mutex_unlock(&pr->out_lock);
+	free(snap);
+	return sr;
+}
+
 /* Another gateway changed the state: reload it, then raise its UNIT ATTENTIONs and abort
  * its PREEMPT AND ABORT victims on this gateway's nexuses (a registration names one relative
  * target port, so the ones of other gateways match none here).  The store acknowledges when
@@ -175,26 +234,30 @@ static void changed(struct pr_store *s, const char *payload, size_t len)
 	free(fx);
 }
 
-/* This gateway is the only one: the LU was powered off as a whole and state without APTPL
- * is gone.  Store the empty state (with generation 0), unless another gateway came up and
- * changed it meanwhile. */
+/* This gateway is the only one: the LU was powered off as a whole.  State without APTPL is
+ * gone, and so is an SPC-2 reservation in any case.  Store what remains (an empty state has
+ * generation 0), unless another gateway came up and changed it meanwhile. */
 static void power_on(struct scsi_pr *pr)
 {
-	struct pr_state *empty = calloc(1, sizeof(*empty));
+	struct pr_state *st = calloc(1, sizeof(*st));
 	uint64_t ver = pr->ver;
 
-	if (!empty)
+	if (!st)
 		return;
-	empty->holder = -1;
+	st->holder = -1;
 	pthread_mutex_lock(&pr->lock);
-	if (pr_sync_commit(pr, empty, &ver) == 0) {
-		pr->st = *empty;
+	if (pr->st.aptpl)
+		*st = pr->st;
+	st->spc2 = false;
+	if (commit(pr, st, &ver) == 0) {
+		pr->st = *st;
 		pr->ver = ver;
-		ut_log(LOG_NOTICE, "%s: first gateway up: registrations without APTPL cleared",
-		       pr->dev->p.name);
+		ut_log(LOG_NOTICE, "%s: first gateway up: %s", pr->dev->p.name,
+		       st->aptpl ? "SPC-2 reservation released"
+				 : "registrations without APTPL cleared");
 	}
 	pthread_mutex_unlock(&pr->lock);
-	free(empty);
+	free(st);
 }
 
 int pr_sync_open(struct scsi_pr *pr, char *err, size_t errlen)
@@ -232,6 +295,8 @@ int pr_sync_open(struct scsi_pr *pr, char *err, size_t errlen)
 	}
 	rc = load(pr, st, &pr->ver);
 	if (rc == 0) {
+		if (!pr->store->shared)
+			st->spc2 = false; /* never kept in a file; ignore one put there by hand */
 		pr->st = *st;
 	} else if (pr->store->shared) {
 		snprintf(err, errlen, "%s: cannot read the shared persistent reservation state: %s",
@@ -240,8 +305,8 @@ int pr_sync_open(struct scsi_pr *pr, char *err, size_t errlen)
 		goto fail;
 	}
 	free(st);
-	if (pr->store->shared && pr->store->alone && !pr->st.aptpl &&
-	    (pr->st.nregs || pr->st.generation))
+	if (pr->store->shared && pr->store->alone &&
+	    (pr->st.spc2 || (!pr->st.aptpl && (pr->st.nregs || pr->st.generation))))
 		power_on(pr);
 	return 0;
 fail:

@@ -5,8 +5,11 @@
  *   - otherwise, while any registration exists, both are RESERVATION CONFLICT;
  *   - otherwise SPC-2 applies: RESERVE by another nexus than the holder conflicts (the
  *     dispatcher already refused it), RELEASE by a non-holder is GOOD and does nothing.
+ * The holder is part of the LU's reservation state (spc_pr.h), changed through
+ * pr_sync_change like a PERSISTENT RESERVE OUT: with a store shared by several gateways it is
+ * stored in the cluster and published to every gateway before the command completes.
  * Third-party reservations and extents are not offered. */
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -45,47 +48,83 @@ static enum scsi_sr check_cdb(struct scsi_task *t)
 	return SR_OK;
 }
 
+struct reserve_change {
+	const struct scsi_nexus *nx;
+	bool reserve;
+};
+
+static enum scsi_sr reserve_fn(struct pr_state *st, struct pr_effects *fx, void *arg,
+			       bool *dirty)
+{
+	const struct reserve_change *c = arg;
+	bool mine = pr_spc2_holder_is(st, c->nx);
+
+	(void)fx;
+	switch (crh_rule(st, c->nx)) {
+	case CRH_NOOP:
+		return SR_OK;
+	case CRH_CONFLICT:
+		return SR_RESERVATION_CONFLICT;
+	case CRH_NONE:
+		break;
+	}
+	if (c->reserve) {
+		if (st->spc2 && !mine)
+			return SR_RESERVATION_CONFLICT;
+		if (mine)
+			return SR_OK;
+		pr_port_of_nexus(c->nx, &st->spc2_port);
+		st->spc2_rtpi = c->nx->rel_tgt_id;
+		st->spc2 = true;
+		*dirty = true;
+	} else if (mine) {
+		st->spc2 = false;
+		memset(&st->spc2_port, 0, sizeof(st->spc2_port));
+		st->spc2_rtpi = 0;
+		*dirty = true;
+	}
+	return SR_OK;
+}
+
+static enum scsi_sr change(struct scsi_task *t, bool reserve)
+{
+	struct reserve_change c = {t->nexus, reserve};
+	struct pr_effects *fx = malloc(sizeof(*fx));
+	enum scsi_sr sr;
+
+	if (!fx)
+		return SR_NO_MEMORY;
+	sr = pr_sync_change(t->core.dev->pr, reserve_fn, &c, fx, true);
+	free(fx);
+	return sr;
+}
+
+static enum scsi_sr reserve_work(struct scsi_task *t)
+{
+	return change(t, true);
+}
+
+static enum scsi_sr release_work(struct scsi_task *t)
+{
+	return change(t, false);
+}
+
+/* Several gateways share the LU's state: the change is stored in the cluster and published
+ * (on a core worker), so a RESERVE through one gateway conflicts on every other one before
+ * GOOD.  Otherwise it is a change in memory, made at once. */
 static enum scsi_sr reserve_release(struct scsi_task *t, bool reserve)
 {
 	struct scsi_dev *dev = t->core.dev;
 	struct scsi_pr *pr = dev ? dev->pr : NULL;
-	enum scsi_sr sr = SR_OK;
-	struct pr_port me;
+	enum scsi_sr sr;
 
 	if (!pr || !t->nexus)
 		return SR_INTERNAL_ERROR;
 	if ((sr = check_cdb(t)) != SR_OK)
 		return sr;
-	pr_port_of_nexus(t->nexus, &me);
-	pthread_mutex_lock(&pr->lock);
-	switch (crh_rule(&pr->st, t->nexus)) {
-	case CRH_NOOP:
-		goto out;
-	case CRH_CONFLICT:
-		sr = SR_RESERVATION_CONFLICT;
-		goto out;
-	case CRH_NONE:
-		break;
-	}
-	bool mine = dev->spc2_reserved && dev->spc2_holder_rtpi == t->nexus->rel_tgt_id &&
-		    !strcasecmp(dev->spc2_holder, me.id);
-	if (reserve) {
-		if (dev->spc2_reserved && !mine) {
-			sr = SR_RESERVATION_CONFLICT;
-			goto out;
-		}
-		snprintf(dev->spc2_holder, sizeof(dev->spc2_holder), "%s", me.id);
-		dev->spc2_holder_rtpi = t->nexus->rel_tgt_id;
-		dev->spc2_reserved = true;
-	} else if (mine) {
-		dev->spc2_reserved = false;
-		dev->spc2_holder[0] = '\0';
-		dev->spc2_holder_rtpi = 0;
-	}
-out:
-	pr_update_active(pr);
-	pthread_mutex_unlock(&pr->lock);
-	return sr;
+	if (pr->store && pr->store->shared)
+		return scsi_run_blocking(t, reserve ? reserve_work : release_work);
+	return change(t, reserve);
 }
 
 enum scsi_sr spc_reserve(struct scsi_task *t)

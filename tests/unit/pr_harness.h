@@ -216,4 +216,40 @@ static inline void assert_no_ua(struct th_nexus *n)
 	assert_good(r);
 }
 
+static inline struct th_result reserve6(struct th_nexus *n)
+{
+	uint8_t cdb[6] = {0x16, 0, 0, 0, 0, 0};
+	return th_exec(n, 0, cdb, 6, SCSI_DIR_NONE, NULL, 0);
+}
+
+static inline struct th_result release6(struct th_nexus *n)
+{
+	uint8_t cdb[6] = {0x17, 0, 0, 0, 0, 0};
+	return th_exec(n, 0, cdb, 6, SCSI_DIR_NONE, NULL, 0);
+}
+
+static inline void pr_tmf_done(struct scsi_tmf *tmf)
+{
+	struct th_wait *w = tmf->priv;
+
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Run a TMF from n on LUN 0 and wait for its response, which must be FUNCTION COMPLETE. */
+static inline void run_tmf(struct th_nexus *n, enum scsi_tmf_fn fn)
+{
+	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct scsi_tmf tmf = {.fn = fn, .lun = 0, .nexus = &n->nx, .done = pr_tmf_done, .priv = &w};
+
+	scsi_tmf_execute(&tmf);
+	pthread_mutex_lock(&w.mu);
+	while (!w.done)
+		pthread_cond_wait(&w.cv, &w.mu);
+	pthread_mutex_unlock(&w.mu);
+	cr_assert_eq(tmf.resp, SCSI_TMF_COMPLETE);
+}
+
 #endif

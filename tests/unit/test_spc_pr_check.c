@@ -125,25 +125,13 @@ Test(pr_check_ram, persistent_reservation_survives_resets, .init = up_ram, .fini
 
 	assert_good(prout(&e.a, PRO_REGISTER, 0, 0, KA));
 	assert_good(prout(&e.a, PRO_RESERVE, PR_TYPE_EA, KA, 0));
-	scsi_reservation_reset(e.dev, NULL);
+	scsi_reservation_lu_reset(e.dev, 0x29, 0x03, NULL, NULL);
 	scsi_reservation_reset(e.dev, &e.a.nx);
 	cr_assert(pr_read_res(&e.a, &key, &type));
 	assert_conflict(read10(&e.c, 0, buf));
 }
 
 /* ---- SPC-2 RESERVE/RELEASE against the dispatcher ---- */
-
-static struct th_result reserve6(struct th_nexus *n)
-{
-	uint8_t cdb[6] = {0x16, 0, 0, 0, 0, 0};
-	return th_exec(n, 0, cdb, 6, SCSI_DIR_NONE, NULL, 0);
-}
-
-static struct th_result release6(struct th_nexus *n)
-{
-	uint8_t cdb[6] = {0x17, 0, 0, 0, 0, 0};
-	return th_exec(n, 0, cdb, 6, SCSI_DIR_NONE, NULL, 0);
-}
 
 Test(pr_check_ram, spc2_reservation_blocks_other_nexuses, .init = up_ram, .fini = down)
 {
@@ -193,7 +181,7 @@ Test(pr_check_ram, lu_reset_releases_spc2, .init = up_ram, .fini = down)
 	uint8_t buf[512];
 
 	assert_good(reserve6(&e.a));
-	scsi_reservation_reset(e.dev, NULL);
+	scsi_reservation_lu_reset(e.dev, 0x29, 0x03, NULL, NULL);
 	assert_good(read10(&e.b, 0, buf));
 	assert_good(reserve6(&e.b));
 }
@@ -207,29 +195,6 @@ Test(pr_check_ram, nexus_reset_releases_only_the_holders, .init = up_ram, .fini 
 	assert_conflict(read10(&e.b, 0, buf));
 	scsi_reservation_reset(e.dev, &e.a.nx);
 	assert_good(read10(&e.b, 0, buf));
-}
-
-static void tmf_done(struct scsi_tmf *tmf)
-{
-	struct th_wait *w = tmf->priv;
-
-	pthread_mutex_lock(&w->mu);
-	w->done = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
-static void run_tmf(struct th_nexus *n, enum scsi_tmf_fn fn)
-{
-	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-	struct scsi_tmf tmf = {.fn = fn, .lun = 0, .nexus = &n->nx, .done = tmf_done, .priv = &w};
-
-	scsi_tmf_execute(&tmf);
-	pthread_mutex_lock(&w.mu);
-	while (!w.done)
-		pthread_cond_wait(&w.cv, &w.mu);
-	pthread_mutex_unlock(&w.mu);
-	cr_assert_eq(tmf.resp, SCSI_TMF_COMPLETE);
 }
 
 Test(pr_check_ram, lu_reset_tmf_releases_spc2, .init = up_ram, .fini = down)

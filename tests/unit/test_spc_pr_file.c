@@ -68,6 +68,31 @@ Test(pr_file, format_parse_roundtrip)
 	free(back);
 }
 
+Test(pr_file, spc2_holder_roundtrip)
+{
+	struct pr_state *st = calloc(1, sizeof(*st)), *back = calloc(1, sizeof(*back));
+	char buf[4096], err[256];
+
+	st->holder = -1;
+	st->spc2 = true;
+	st->spc2_rtpi = 2;
+	st->spc2_port.proto = SCSI_PROTO_ISCSI;
+	snprintf(st->spc2_port.id, sizeof(st->spc2_port.id), "iqn.2026-01.org.example:a,i,0x1");
+	cr_assert_gt(pr_state_format(st, "disk1", buf, sizeof(buf)), 0);
+	cr_assert(strstr(buf, "spc2 5 2 iqn.2026-01.org.example:a,i,0x1\n"), "%s", buf);
+	cr_assert(pr_state_parse(buf, "disk1", back, err, sizeof(err)), "%s", err);
+	cr_assert(back->spc2);
+	cr_assert_eq(back->spc2_rtpi, 2);
+	cr_assert_eq(back->spc2_port.proto, SCSI_PROTO_ISCSI);
+	cr_assert_str_eq(back->spc2_port.id, "iqn.2026-01.org.example:a,i,0x1");
+	cr_assert_not(pr_state_parse("utgt-pr-state 1\ndevice disk1\ngeneration 0\naptpl 0\n"
+				     "spc2 9 2 x\nend\n",
+				     "disk1", back, err, sizeof(err)),
+		      "unknown protocol");
+	free(st);
+	free(back);
+}
+
 Test(pr_file, odd_characters_escaped)
 {
 	struct pr_state *st = calloc(1, sizeof(*st)), *back = calloc(1, sizeof(*back));

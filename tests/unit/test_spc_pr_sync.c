@@ -6,6 +6,7 @@
  * that keeps losing ends in a retryable error with nothing changed, the LU's power on
  * (first gateway up) drops registrations without APTPL only, and the side effects travel. */
 #include <errno.h>
+#include <unistd.h>
 
 #include "pr_harness.h"
 
@@ -327,6 +328,94 @@ Test(pr_sync, every_gateway_restarting_keeps_aptpl_state)
 	cr_assert_eq(keys_after_all_restart(0x01), 1);
 }
 
+/* ---- SPC-2 RESERVE and resets through the same state and publication ---- */
+
+Test(pr_sync, spc2_reserve_through_one_gateway_conflicts_on_the_other)
+{
+	uint8_t blk[512] = {0};
+
+	assert_good(reserve6(&a));
+	assert_conflict(write10(&b2, 0, blk));
+	assert_conflict(read10(&b, 0, blk)); /* h1 through B: another I_T nexus */
+	assert_conflict(reserve6(&b2));
+	assert_good(write10(&a, 0, blk));
+	assert_good(release6(&b2)); /* not the holder: GOOD, nothing released */
+	assert_conflict(write10(&b2, 0, blk));
+	assert_good(release6(&a));
+	assert_good(write10(&b2, 0, blk));
+	cr_assert_eq(obj.stores, 2, "RESERVE and RELEASE stored, the rest changed nothing");
+}
+
+Test(pr_sync, spc2_reserve_follows_spc4_rules_against_registrations_elsewhere)
+{
+	uint8_t buf[64];
+
+	assert_good(prout(&a, PRO_REGISTER, 0, 0, KA));
+	/* SPC-4 5.13.3: a registration exists and b2 is not a registrant */
+	assert_conflict(reserve6(&b2));
+	assert_good(prout(&a, PRO_RESERVE, PR_TYPE_WE, KA, 0));
+	assert_good(reserve6(&a)); /* from the holder: GOOD, changes nothing */
+	assert_good(prin(&b2, PRI_READ_KEYS, buf, sizeof(buf)));
+	/* and the other way round: PR commands conflict under an SPC-2 reservation */
+	assert_good(prout(&a, PRO_CLEAR, 0, KA, 0));
+	assert_good(reserve6(&b2));
+	assert_conflict(prout(&a, PRO_REGISTER, 0, 0, KA));
+	assert_conflict(prin(&a, PRI_READ_KEYS, buf, sizeof(buf)));
+}
+
+Test(pr_sync, lu_reset_through_one_gateway_reaches_every_nexus_and_releases_spc2)
+{
+	uint8_t blk[512] = {0};
+	struct th_result r;
+
+	assert_good(reserve6(&a));
+	run_tmf(&b2, SCSI_TMF_LOGICAL_UNIT_RESET);
+	/* A's nexus got the reset's UNIT ATTENTION from B's publication */
+	r = tur_on(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x03);
+	r = tur_on(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x29, 0x03);
+	th_clear_ua(&b2, 0);
+	assert_good(write10(&b2, 0, blk)); /* the SPC-2 reservation is gone everywhere */
+	assert_good(reserve6(&b2));
+	assert_conflict(write10(&a, 0, blk));
+}
+
+Test(pr_sync, persistent_reservation_survives_a_lu_reset_through_the_other_gateway)
+{
+	uint8_t blk[512] = {0};
+	uint64_t key;
+	uint8_t type;
+
+	assert_good(prout(&a, PRO_REGISTER, 0, 0, KA));
+	assert_good(prout(&a, PRO_RESERVE, PR_TYPE_WE, KA, 0));
+	run_tmf(&b, SCSI_TMF_LOGICAL_UNIT_RESET);
+	th_clear_ua(&b2, 0);
+	assert_conflict(write10(&b2, 0, blk));
+	cr_assert(pr_read_res(&b2, &key, &type));
+	cr_assert_eq(key, KA);
+	th_clear_ua(&a, 0);
+	assert_good(write10(&a, 0, blk));
+}
+
+Test(pr_sync, spc2_holder_nexus_loss_releases_on_every_gateway)
+{
+	uint8_t blk[512] = {0};
+	struct th_result r;
+
+	assert_good(reserve6(&a));
+	assert_conflict(write10(&b2, 0, blk));
+	scsi_nexus_unregister(&a.nx); /* h1 logs out of A: stored and published on a thread */
+	for (int i = 0; i < 500; i++) {
+		r = write10(&b2, 0, blk);
+		if (r.status == 0)
+			break;
+		usleep(10000);
+	}
+	assert_good(r);
+	th_nexus_init(&a, H1, 1, &ga, 1); /* for the teardown */
+}
+
 Test(pr_sync_payload, side_effects_round_trip)
 {
 	struct pr_effects *fx = calloc(1, sizeof(*fx)), *back = calloc(1, sizeof(*back));
@@ -343,6 +432,8 @@ Test(pr_sync_payload, side_effects_round_trip)
 	snprintf(fx->abort[0].port.id, sizeof(fx->abort[0].port.id), "fe80aa");
 	fx->abort[0].all_tg_pt = true;
 	fx->abort[0].key = KA;
+	fx->reset_asc = 0x29;
+	fx->reset_ascq = 0x03;
 	len = pr_fx_format(fx, buf, sizeof(buf));
 	cr_assert_gt(len, 0);
 	cr_assert(pr_fx_parse(buf, (size_t)len, back));
@@ -354,6 +445,9 @@ Test(pr_sync_payload, side_effects_round_trip)
 	cr_assert_eq(back->abort[0].key, KA);
 	cr_assert(back->abort[0].all_tg_pt);
 	cr_assert_eq(back->abort[0].port.proto, SCSI_PROTO_SRP);
+	cr_assert_eq(back->reset_asc, 0x29);
+	cr_assert_eq(back->reset_ascq, 0x03);
+	cr_assert_not(pr_fx_parse("reset 00 00\n", 12, back), "a reset without its ASC");
 	cr_assert_eq(pr_fx_format(fx, buf, 10), -1, "too small a buffer");
 	cr_assert_not(pr_fx_parse("ua 5 1 2 0 0\n", 13, back), "a field short");
 	cr_assert_not(pr_fx_parse("ua 5 9 2 0 0 x\n", 15, back), "unknown protocol");

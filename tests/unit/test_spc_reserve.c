@@ -47,12 +47,12 @@ static void reserve_release_cycle(bool ten)
 	assert_good(c(&e.a, rsv, 0));
 	assert_good(c(&e.a, rsv, 0)); /* again, by the holder */
 	assert_conflict(c(&e.b, rsv, 0));
-	cr_assert(e.dev->spc2_reserved);
+	cr_assert(e.dev->pr->st.spc2);
 	assert_good(c(&e.b, rel, 0)); /* non-holder: GOOD, nothing released */
-	cr_assert(e.dev->spc2_reserved);
+	cr_assert(e.dev->pr->st.spc2);
 	assert_conflict(read10(&e.b, 0, buf));
 	assert_good(c(&e.a, rel, 0));
-	cr_assert_not(e.dev->spc2_reserved);
+	cr_assert_not(e.dev->pr->st.spc2);
 	assert_good(c(&e.b, rsv, 0));
 	assert_good(c(&e.b, rel, 0));
 	assert_good(c(&e.b, rel, 0)); /* nothing reserved: still GOOD */
@@ -93,7 +93,7 @@ Test(reserve_ram, third_party_and_extents_refused, .init = up_ram, .fini = down)
 	r = cmd6(&e.a, RESERVE6, 0x01); /* SCSI-2 extent bit */
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
 	cr_assert_eq(r.sense[15], 0x80 | 0x40 | 0x08 | 0);
-	cr_assert_not(e.dev->spc2_reserved);
+	cr_assert_not(e.dev->pr->st.spc2);
 }
 
 /* ---- next to persistent reservations (SPC-4 5.13.3, CRH=1) ---- */
@@ -106,7 +106,7 @@ Test(reserve_ram, registrations_make_reserve_and_release_conflict, .init = up_ra
 	assert_conflict(cmd6(&e.b, RELEASE6, 0));
 	assert_conflict(cmd6(&e.a, RESERVE6, 0));
 	assert_conflict(cmd10(&e.a, RELEASE10, 0));
-	cr_assert_not(e.dev->spc2_reserved);
+	cr_assert_not(e.dev->pr->st.spc2);
 }
 
 Test(reserve_ram, pr_holder_gets_good_noop, .init = up_ram, .fini = down)
@@ -115,7 +115,7 @@ Test(reserve_ram, pr_holder_gets_good_noop, .init = up_ram, .fini = down)
 	assert_good(prout(&e.a, PRO_RESERVE, PR_TYPE_WE, KA, 0));
 	assert_good(cmd6(&e.a, RESERVE6, 0));
 	assert_good(cmd6(&e.a, RELEASE6, 0));
-	cr_assert_not(e.dev->spc2_reserved);
+	cr_assert_not(e.dev->pr->st.spc2);
 	/* the persistent reservation is untouched */
 	assert_conflict(prout(&e.b, PRO_RESERVE, PR_TYPE_WE, 0, 0));
 	assert_good(prout(&e.a, PRO_RELEASE, PR_TYPE_WE, KA, 0));
@@ -128,7 +128,7 @@ Test(reserve_ram, registrant_under_registrants_only_gets_good_noop, .init = up_r
 	assert_good(prout(&e.a, PRO_RESERVE, PR_TYPE_WE_RO, KA, 0));
 	assert_good(cmd10(&e.b, RESERVE10, 0));
 	assert_good(cmd10(&e.b, RELEASE10, 0));
-	cr_assert_not(e.dev->spc2_reserved);
+	cr_assert_not(e.dev->pr->st.spc2);
 	assert_conflict(cmd10(&e.c, RESERVE10, 0));
 }
 
