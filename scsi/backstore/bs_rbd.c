@@ -113,9 +113,10 @@ struct rbd_store {
 	/* read-locked around every librbd call on c, write-locked while a reopen swaps it */
 	pthread_rwlock_t swap;
 	struct rbd_conn c;
-	/* the client the persistent reservation store (bs_rbd_pr.c) was opened on: a reopen
-	 * after a fence keeps it until the store is closed */
-	rados_t pr_cluster;
+	/* the persistent reservation store (bs_rbd_pr.c) on c's client, moved with the I/O
+	 * path by a reopen; NULL once the core closed it.  pr_mu: pr, and a reopen moving it */
+	pthread_mutex_t pr_mu;
+	struct pr_store *pr;
 
 	int efd;
 	pthread_t reaper;
@@ -519,14 +520,13 @@ static void rbd_disconnect(struct rbd_conn *k)
 static void rbd_teardown(struct rbd_store *s)
 {
 	bs_rbd_gw_stop(s->gw);
-	if (s->pr_cluster && s->pr_cluster != s->c.cluster)
-		rados_shutdown(s->pr_cluster);
 	rbd_disconnect(&s->c);
 	if (s->efd >= 0)
 		close(s->efd);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
 	pthread_rwlock_destroy(&s->swap);
+	pthread_mutex_destroy(&s->pr_mu);
 	free(s);
 }
 
@@ -534,8 +534,10 @@ static void rbd_teardown(struct rbd_store *s)
  * fast once the client has the osdmap that blocklists it) before it closes that client. */
 #define RBD_REOPEN_DRAIN_S 60
 
-/* A fenced gateway's way back (bs_rbd_gw.c calls it on its lock thread): a new client, the
- * image opened again, the I/O path moved to it, the old client closed once idle. */
+/* A fenced gateway's way back (bs_rbd_gw.c calls it on its lock thread), for the I/O path and
+ * the reservation store alike: a new client, the image opened again, the reservation store
+ * moved to it (state reloaded, watch made again), the I/O path moved to it, the old client
+ * closed once idle.  Until this returns the gateway is fenced and serves nothing stale. */
 static int rbd_reopen(struct backstore *bs, rados_t *cluster, rados_ioctx_t *ioctx,
 		      rbd_image_t *image)
 {
@@ -554,6 +556,15 @@ static int rbd_reopen(struct backstore *bs, rados_t *cluster, rados_ioctx_t *ioc
 	}
 	ret = rbd_update_watch(fresh.image, &fresh.watch, rbd_header_changed, s);
 	fresh.watching = ret == 0;
+	pthread_mutex_lock(&s->pr_mu);
+	ret = s->pr ? bs_rbd_pr_reconnect(s->pr, fresh.cluster) : 0;
+	pthread_mutex_unlock(&s->pr_mu);
+	if (ret < 0) {
+		UT_LOG_RL(LOG_WARNING, "%s: reconnected, but the reservation store cannot move: %s",
+			  bs->name, strerror(-ret));
+		rbd_disconnect(&fresh);
+		return ret;
+	}
 	pthread_rwlock_wrlock(&s->swap);
 	old = s->c;
 	s->c = fresh;
@@ -570,11 +581,8 @@ static int rbd_reopen(struct backstore *bs, rados_t *cluster, rados_ioctx_t *ioc
 		ut_log(LOG_WARNING,
 		       "%s: the fenced client still has requests after %d s; it stays open", bs->name,
 		       RBD_REOPEN_DRAIN_S);
-	else {
-		if (old.cluster == s->pr_cluster)
-			old.cluster = NULL; /* the reservation store's: closed at teardown */
+	else
 		rbd_disconnect(&old);
-	}
 	*cluster = fresh.cluster;
 	*ioctx = fresh.ioctx;
 	*image = fresh.image;
@@ -603,6 +611,7 @@ static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	pthread_rwlock_init(&s->swap, NULL);
+	pthread_mutex_init(&s->pr_mu, NULL);
 	if (rbd_connect(bs, &s->c, err, errlen) < 0)
 		goto fail;
 	ret = rbd_get_size(s->c.image, &bytes);
@@ -730,26 +739,39 @@ static int rbd_lock_takeover(struct backstore *bs)
 	return 0;
 }
 
-/* Persistent reservations live beside the image, shared with every other gateway. */
+/* The core closes the reservation store: a reopen must not move it any more. */
+static void rbd_pr_closing(void *arg)
+{
+	struct rbd_store *s = arg;
+
+	pthread_mutex_lock(&s->pr_mu);
+	s->pr = NULL;
+	pthread_mutex_unlock(&s->pr_mu);
+}
+
+/* Persistent reservations live beside the image, shared with every other gateway.  The
+ * store uses the I/O path's client, and a reopen after a fence moves both (rbd_reopen). */
 static struct pr_store *rbd_pr_store_open(struct backstore *bs, char *err, size_t errlen)
 {
 	struct rbd_store *s = bs->priv;
-	struct pr_store *ps;
+	struct pr_store *ps = NULL;
 	char id[64], why[256] = "";
 	int ret;
 
+	/* under pr_mu: a reopen cannot replace the client between the two */
+	pthread_mutex_lock(&s->pr_mu);
 	pthread_rwlock_rdlock(&s->swap);
 	ret = rbd_get_id(s->c.image, id, sizeof(id));
-	/* the reservation store keeps this client: a reopen after a fence leaves it open */
-	s->pr_cluster = s->c.cluster;
+	if (ret == 0)
+		ps = bs_rbd_pr_open(s->c.cluster, bs->ceph.pool, id, rbd_pr_closing, s, why,
+				    sizeof(why));
 	pthread_rwlock_unlock(&s->swap);
-	if (ret < 0) {
+	s->pr = ps;
+	pthread_mutex_unlock(&s->pr_mu);
+	if (ret < 0)
 		snprintf(err, errlen, "%s: image %s/%s has no id for its reservation state: %s",
 			 bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
-		return NULL;
-	}
-	ps = bs_rbd_pr_open(s->pr_cluster, bs->ceph.pool, id, why, sizeof(why));
-	if (!ps)
+	else if (!ps)
 		snprintf(err, errlen, "%s: persistent reservation state: %s", bs->name, why);
 	return ps;
 }

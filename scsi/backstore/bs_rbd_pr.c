@@ -18,6 +18,12 @@
  * initiators fail over.  A watch that breaks (the OSD restarted, a network cut) is
  * re-established and followed by a reload, as a change could have been missed.
  *
+ * Reconnect.  A gateway fenced and reconnected with a new client (bs_rbd.c's reopen, the one
+ * way back for the I/O path and this store alike) moves the store to that client before it
+ * serves again: a new I/O context, its new address recorded, the watch made again, and the
+ * state reloaded, since changes made while it was cut off never reached it.  The connection
+ * (cluster, io, self) is read-locked by every use and write-locked only to swap it.
+ *
  * Who else is up.  When the watch starts, a "hello" notify goes out: no acknowledgement from
  * another client and no timeout means no other gateway has the object open, which the core
  * takes as the LU powering on (registrations without APTPL are dropped).  A gateway killed
@@ -54,13 +60,19 @@ struct rpr_note {
 
 struct rpr {
 	struct pr_store s;
+	/* cluster, io, gw_xattr, self: read-locked while used, write-locked by a reconnect */
+	pthread_rwlock_t conn;
 	rados_t cluster;
 	rados_ioctx_t io;
+	char pool[128];
 	char oid[96];
 	char gw_xattr[48]; /* "utgt.gw.<our client id>": our address, for fencing us */
 	uint64_t self;	   /* our client id (the notifier id others see) */
+	bs_rbd_pr_closing_fn closing;
+	void *closing_arg;
 
 	pr_store_changed_fn cb;
+	pthread_mutex_t watch_mu; /* cookie, watching */
 	uint64_t cookie;
 	bool watching;
 	pthread_t thread;
@@ -82,6 +94,7 @@ static int rpr_operate(struct rpr *p, rados_read_op_t rop, rados_write_op_t wop,
 
 	if (rc < 0)
 		return rc;
+	pthread_rwlock_rdlock(&p->conn);
 	rc = rop ? rados_aio_read_op_operate(rop, p->io, c, p->oid, 0)
 		 : rados_aio_write_op_operate(wop, p->io, c, p->oid, NULL, 0);
 	if (rc == 0) {
@@ -90,6 +103,7 @@ static int rpr_operate(struct rpr *p, rados_read_op_t rop, rados_write_op_t wop,
 		if (rc >= 0)
 			*ver = rados_aio_get_version(c);
 	}
+	pthread_rwlock_unlock(&p->conn);
 	rados_aio_release(c);
 	return rc < 0 ? rc : 0;
 }
@@ -161,7 +175,7 @@ static int rpr_store(struct pr_store *st, const char *text, uint64_t *ver)
 }
 
 /* Blocklist the clients that did not acknowledge a notify, from the addresses they
- * recorded.  0 when every one was fenced. */
+ * recorded.  0 when every one was fenced.  Caller holds p->conn (read). */
 static int rpr_fence(struct rpr *p, const struct notify_timeout_t *to, size_t n)
 {
 	int rc = 0;
@@ -211,6 +225,7 @@ static int rpr_notify(struct rpr *p, char kind, const char *payload, size_t len,
 	msg[0] = kind;
 	if (len)
 		memcpy(msg + 1, payload, len);
+	pthread_rwlock_rdlock(&p->conn);
 	rc = rados_notify2(p->io, p->oid, msg, (int)len + 1, RPR_NOTIFY_MS, &reply, &rlen);
 	free(msg);
 	if (reply && rados_decode_notify_response(reply, rlen, &acks, &nacks, &tos, &ntos) == 0) {
@@ -222,6 +237,7 @@ static int rpr_notify(struct rpr *p, char kind, const char *payload, size_t len,
 			rc = 0;
 		rados_free_notify_response(acks, nacks, tos);
 	}
+	pthread_rwlock_unlock(&p->conn);
 	if (reply)
 		rados_buffer_free(reply);
 	return rc;
@@ -244,10 +260,13 @@ static void rpr_watch_cb(void *arg, uint64_t id, uint64_t cookie, uint64_t notif
 	struct rpr *p = arg;
 	struct rpr_note *n;
 
+	pthread_rwlock_rdlock(&p->conn);
 	if (notifier == p->self || !len || ((char *)data)[0] == RPR_HELLO) {
 		rados_notify_ack(p->io, p->oid, id, cookie, NULL, 0);
+		pthread_rwlock_unlock(&p->conn);
 		return;
 	}
+	pthread_rwlock_unlock(&p->conn);
 	n = calloc(1, sizeof(*n));
 	if (n)
 		n->data = malloc(len);
@@ -285,10 +304,24 @@ static void rpr_watch_err(void *arg, uint64_t cookie, int err)
 
 static int rpr_rewatch(struct rpr *p)
 {
+	bool ok;
+
+	pthread_mutex_lock(&p->watch_mu);
+	pthread_rwlock_rdlock(&p->conn);
 	if (p->watching)
 		rados_unwatch2(p->io, p->cookie);
 	p->watching = rados_watch2(p->io, p->oid, &p->cookie, rpr_watch_cb, rpr_watch_err, p) == 0;
-	return p->watching ? 0 : -EIO;
+	ok = p->watching;
+	pthread_rwlock_unlock(&p->conn);
+	pthread_mutex_unlock(&p->watch_mu);
+	return ok ? 0 : -EIO;
+}
+
+static void rpr_ack(struct rpr *p, uint64_t id, uint64_t cookie)
+{
+	pthread_rwlock_rdlock(&p->conn);
+	rados_notify_ack(p->io, p->oid, id, cookie, NULL, 0);
+	pthread_rwlock_unlock(&p->conn);
 }
 
 static void *rpr_thread(void *arg)
@@ -318,7 +351,7 @@ static void *rpr_thread(void *arg)
 			p->tail = NULL;
 		pthread_mutex_unlock(&p->qlock);
 		p->cb(&p->s, n->data + 1, n->len - 1);
-		rados_notify_ack(p->io, p->oid, n->id, n->cookie, NULL, 0);
+		rpr_ack(p, n->id, n->cookie);
 		free(n->data);
 		free(n);
 		pthread_mutex_lock(&p->qlock);
@@ -327,26 +360,51 @@ static void *rpr_thread(void *arg)
 	return NULL;
 }
 
-static int rpr_watch(struct pr_store *st, pr_store_changed_fn cb, char *err, size_t errlen)
+/* Create the object if need be (it must exist to be watched) and record this client's
+ * address in it, for a gateway that has to fence us; drop the record of a client we had
+ * before (old_xattr, or NULL).  Caller holds p->conn. */
+static int rpr_announce(struct rpr *p, const char *old_xattr)
 {
-	struct rpr *p = (struct rpr *)st;
 	rados_write_op_t op = rados_create_write_op();
 	char *addrs = NULL;
-	size_t others = 0;
 	int rc;
 
-	p->cb = cb;
-	/* the object must exist to be watched; recording our address is the same write */
 	if (!op)
 		return -ENOMEM;
 	rc = rados_getaddrs(p->cluster, &addrs);
 	if (rc == 0) {
 		rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
 		rados_write_op_setxattr(op, p->gw_xattr, addrs, strlen(addrs));
+		if (old_xattr)
+			rados_write_op_rmxattr(op, old_xattr);
 		rc = rados_write_op_operate(op, p->io, p->oid, NULL, 0);
+		/* the old record may be gone already (a gateway that fenced us removes none,
+		 * but the object may have been recreated) */
+		if (rc == -ENODATA && old_xattr) {
+			rados_release_write_op(op);
+			op = rados_create_write_op();
+			if (!op) {
+				rados_buffer_free(addrs);
+				return -ENOMEM;
+			}
+			rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+			rados_write_op_setxattr(op, p->gw_xattr, addrs, strlen(addrs));
+			rc = rados_write_op_operate(op, p->io, p->oid, NULL, 0);
+		}
 	}
 	rados_release_write_op(op);
-	free(addrs);
+	rados_buffer_free(addrs);
+	return rc;
+}
+
+static int rpr_watch(struct pr_store *st, pr_store_changed_fn cb, char *err, size_t errlen)
+{
+	struct rpr *p = (struct rpr *)st;
+	size_t others = 0;
+	int rc;
+
+	p->cb = cb;
+	rc = rpr_announce(p, NULL);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot create it: %s", p->s.where, strerror(-rc));
 		return rc;
@@ -369,10 +427,59 @@ static int rpr_watch(struct pr_store *st, pr_store_changed_fn cb, char *err, siz
 	return 0;
 }
 
+int bs_rbd_pr_reconnect(struct pr_store *st, rados_t cluster)
+{
+	struct rpr *p = (struct rpr *)st;
+	char old_xattr[sizeof(p->gw_xattr)];
+	rados_ioctx_t io, old_io;
+	rados_t old_cluster;
+	uint64_t old_cookie;
+	bool old_watching;
+	int rc = rados_ioctx_create(cluster, p->pool, &io);
+
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&p->watch_mu);
+	pthread_rwlock_wrlock(&p->conn);
+	old_io = p->io;
+	old_cluster = p->cluster;
+	old_cookie = p->cookie;
+	old_watching = p->watching;
+	snprintf(old_xattr, sizeof(old_xattr), "%s", p->gw_xattr);
+	p->io = io;
+	p->cluster = cluster;
+	p->self = rados_get_instance_id(cluster);
+	snprintf(p->gw_xattr, sizeof(p->gw_xattr), "utgt.gw.%" PRIu64, p->self);
+	p->watching = false;
+	pthread_rwlock_unlock(&p->conn);
+	/* the fenced client: its unwatch fails at once (blocklisted), and no callback of its
+	 * watch may run once its context is gone */
+	if (old_watching)
+		rados_unwatch2(old_io, old_cookie);
+	rados_watch_flush(old_cluster);
+	rados_ioctx_destroy(old_io);
+
+	pthread_rwlock_rdlock(&p->conn);
+	rc = rpr_announce(p, old_xattr);
+	if (rc == 0)
+		rc = rados_watch2(p->io, p->oid, &p->cookie, rpr_watch_cb, rpr_watch_err, p);
+	p->watching = rc == 0;
+	pthread_rwlock_unlock(&p->conn);
+	pthread_mutex_unlock(&p->watch_mu);
+	if (rc < 0)
+		ut_log(LOG_ERR, "%s: reconnected, but cannot record this client or watch: %s",
+		       p->s.where, strerror(-rc));
+	/* what changed while this gateway was cut off never reached it */
+	p->cb(&p->s, NULL, 0);
+	return 0;
+}
+
 static void rpr_close(struct pr_store *st)
 {
 	struct rpr *p = (struct rpr *)st;
 
+	if (p->closing) /* no reconnect from here on */
+		p->closing(p->closing_arg);
 	if (p->watching)
 		rados_unwatch2(p->io, p->cookie);
 	p->watching = false;
@@ -403,6 +510,8 @@ static void rpr_close(struct pr_store *st)
 	}
 	pthread_cond_destroy(&p->qcond);
 	pthread_mutex_destroy(&p->qlock);
+	pthread_mutex_destroy(&p->watch_mu);
+	pthread_rwlock_destroy(&p->conn);
 	free(p);
 }
 
@@ -416,7 +525,8 @@ static const struct pr_store_ops rpr_ops = {
 };
 
 struct pr_store *bs_rbd_pr_open(rados_t cluster, const char *pool, const char *image_id,
-				char *err, size_t errlen)
+				bs_rbd_pr_closing_fn closing, void *closing_arg, char *err,
+				size_t errlen)
 {
 	struct rpr *p = calloc(1, sizeof(*p));
 	int rc;
@@ -428,6 +538,9 @@ struct pr_store *bs_rbd_pr_open(rados_t cluster, const char *pool, const char *i
 	p->s.ops = &rpr_ops;
 	p->s.shared = true;
 	p->cluster = cluster;
+	p->closing = closing;
+	p->closing_arg = closing_arg;
+	snprintf(p->pool, sizeof(p->pool), "%s", pool);
 	p->self = rados_get_instance_id(cluster);
 	snprintf(p->oid, sizeof(p->oid), "utgt.pr.%s", image_id);
 	snprintf(p->gw_xattr, sizeof(p->gw_xattr), "utgt.gw.%" PRIu64, p->self);
@@ -435,10 +548,13 @@ struct pr_store *bs_rbd_pr_open(rados_t cluster, const char *pool, const char *i
 	snprintf(p->s.where, sizeof(p->s.where), "RADOS object %s/%s", pool, p->oid);
 	pthread_mutex_init(&p->qlock, NULL);
 	pthread_cond_init(&p->qcond, NULL);
+	pthread_mutex_init(&p->watch_mu, NULL);
+	pthread_rwlock_init(&p->conn, NULL);
 	rc = rados_ioctx_create(cluster, pool, &p->io);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool %s: %s", pool, strerror(-rc));
 		p->io = NULL;
+		p->closing = NULL; /* never handed out: the backstore is still opening it */
 		rpr_close(&p->s);
 		return NULL;
 	}

@@ -1,4 +1,4 @@
-"""One SCSI question to one gateway of a shared RBD LU, for tests/rbd/gateways.sh:
+"""One SCSI question to one gateway of a shared RBD LU, for tests/rbd/suite_gateways.sh:
 
   rbd_alua.py HOST PORT IQN rtpg         -> "1:active 2:nonoptimized" (group:state, by id)
   rbd_alua.py HOST PORT IQN tpgs         -> the INQUIRY TPGS field (3: implicit and explicit)
@@ -10,7 +10,14 @@
         reads until ASYMMETRIC ACCESS STATE CHANGED (2A/06) arrives on that session: "2a/06"
         or "none" after SECONDS
 
-UNIT ATTENTIONs pending on a fresh session (power on, state changed) are cleared first.
+  rbd_alua.py HOST PORT IQN keys         -> PERSISTENT RESERVE IN, READ KEYS: "a1 b1" (hex, sorted)
+  rbd_alua.py HOST PORT IQN register KEY -> REGISTER AND IGNORE EXISTING KEY (hex): "good"...
+  rbd_alua.py HOST PORT IQN reserve-ea KEY  registers KEY, then RESERVE Exclusive Access
+  rbd_alua.py HOST PORT IQN clear KEY    -> registers KEY, then CLEAR
+  rbd_alua.py HOST PORT IQN read LBA     -> "good", "conflict" or "sense K/ASC/ASCQ"
+
+Each call is a new session from a new initiator port, so a new I_T nexus.  UNIT ATTENTIONs
+pending on a fresh session (power on, state changed) are cleared first.
 """
 import os
 import struct
@@ -28,6 +35,8 @@ STATES = {0: "active", 1: "nonoptimized", 2: "standby", 3: "unavailable", 0xE: "
 def verdict(st, sense):
     if st == 0:
         return "good"
+    if st == 0x18:
+        return "conflict"
     s = sense_of(sense)
     return "sense %x/%02x/%02x" % s if s else "status %d" % st
 
@@ -50,6 +59,36 @@ def stpg(c, group):
     cdb = struct.pack(">BBxxxxIxx", 0xA4, 0x0A, len(param))
     st, sense, _ = c.scsi(cdb, data=param)
     return verdict(st, sense)
+
+
+def prout(c, sa, rk, sark, typ=0):
+    cdb = struct.pack(">BBB2xIB", 0x5F, sa, typ, 24, 0)
+    st, sense, _ = c.scsi(cdb, data=struct.pack(">QQ4xB3x", rk, sark, 0))
+    return verdict(st, sense)
+
+
+def keys(c):
+    st, sense, data = c.scsi(struct.pack(">BB5xHB", 0x5E, 0, 4096, 0), read_len=4096)
+    if st != 0:
+        return verdict(st, sense)
+    n = struct.unpack(">I", data[4:8])[0] // 8
+    return " ".join(sorted("%x" % struct.unpack(">Q", data[8 + 8 * i:16 + 8 * i])[0]
+                           for i in range(n)))
+
+
+def pr_question(c, what, arg):
+    if what == "keys":
+        return keys(c)
+    if what == "read":
+        st, sense, _ = c.scsi(struct.pack(">BBIBHB", 0x28, 0, int(arg), 0, 1, 0), read_len=512)
+        return verdict(st, sense)
+    key = int(arg, 16)
+    r = prout(c, 6, 0, key)  # REGISTER AND IGNORE EXISTING KEY
+    if r != "good" or what == "register":
+        return r
+    if what == "reserve-ea":
+        return prout(c, 1, key, 0, 3)
+    return prout(c, 3, key, 0)  # CLEAR
 
 
 def main():
@@ -79,6 +118,8 @@ def main():
                 return
             time.sleep(0.1)
         print("none")
+    elif what in ("keys", "register", "reserve-ea", "clear", "read"):
+        print(pr_question(c, what, sys.argv[5] if len(sys.argv) > 5 else None))
     else:
         sys.exit("unknown question " + what)
 

@@ -17,6 +17,9 @@
 #   4. SET TARGET PORT GROUPS through A for its own group: A fences B and takes the lock
 #      (2A/06 on A's session); B, blocklisted, answers writes 04/0C, reconnects with a new
 #      client and comes back active/non-optimized without taking the lock back.
+#   5. B's persistent reservation store reconnected with it: PR IN and OUT through B work,
+#      B lists keys registered through A before and after its fence, and enforces an
+#      Exclusive Access reservation A takes afterwards (its watch armed again).
 #
 # usage: suite_gateways.sh WORKDIR   (UTGTD, UTGTADM, BENCH: the binaries; default build/)
 set -u
@@ -205,6 +208,7 @@ expect "a write to restarted A" "$(ask a write 9)" "sense 2/04/0a"
 expect "a write to B" "$(ask b write 9)" good
 
 # 4. SET TARGET PORT GROUPS through A: A fences B and takes over; B comes back a non-owner
+expect "a registration through B before it is fenced" "$(ask b register b1)" good
 expect "STPG group 1 active through A, then 2A/06 on that session" "$(ask a ua-after 1 $((GRACE + 20)))" "2a/06"
 wait_until 20 role_is a owner || bad "A did not take over on STPG (role: $(show a .rbd_lock.role))"
 expect "RTPG through A after STPG" "$(ask a rtpg)" "1:active 2:nonoptimized"
@@ -215,6 +219,17 @@ else
 	bad "B after being fenced: $(show b '.rbd_lock | tostring')"
 fi
 expect "RTPG through B after it came back" "$(ask b rtpg)" "1:active 2:nonoptimized"
+# 5. its reservation store came back with it (the same reconnect as the I/O path): PR IN and
+#    OUT through B work, and B enforces what A changes from now on (its watch is armed again)
+expect "a registration through A after B came back" "$(ask a register a1)" good
+expect "PR IN through B after it came back: READ KEYS" "$(ask b keys)" "a1 b1"
+expect "an Exclusive Access reservation through A" "$(ask a reserve-ea a2)" good
+expect "a READ through B from an unregistered nexus: B has A's reservation in force" \
+	"$(ask b read 3)" conflict
+expect "PR OUT through B after it came back: REGISTER" "$(ask b register b2)" good
+expect "READ KEYS through A: B's registration is in the cluster" "$(ask a keys)" "a1 a2 b1 b2"
+expect "CLEAR through B" "$(ask b clear b2)" good
+expect "a READ through B once the reservation is cleared" "$(ask b read 3)" good
 expect "a write to B after it came back" "$(ask b write 11)" "sense 2/04/0a"
 sleep_end=$((SECONDS + 2 * GRACE))
 while [ $SECONDS -lt $sleep_end ] && role_is a owner && role_is b peer; do sleep 0.5; done

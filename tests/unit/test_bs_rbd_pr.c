@@ -25,7 +25,7 @@ Test(bs_rbd_pr, unconnected_cluster_is_a_clear_error)
 	char err[256] = "";
 
 	cr_assert_eq(rados_create(&cl, "admin"), 0);
-	cr_assert_null(bs_rbd_pr_open(cl, "rbd", "1234abcd", err, sizeof(err)));
+	cr_assert_null(bs_rbd_pr_open(cl, "rbd", "1234abcd", NULL, NULL, err, sizeof(err)));
 	cr_assert(strstr(err, "pool rbd: "), "%s", err);
 	rados_shutdown(cl);
 }
