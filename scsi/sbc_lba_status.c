@@ -1,6 +1,7 @@
 /* GET LBA STATUS: which blocks from the starting LBA on are mapped and which deallocated, as
- * the backstore knows it (fileio: SEEK_DATA/SEEK_HOLE; see backstore_ops.lba_status).  A store
- * without that verb is reported mapped throughout, which is true of a fully provisioned one. */
+ * the backstore knows it (fileio: SEEK_DATA/SEEK_HOLE, vdisk_rbd: the objects that exist; see
+ * backstore_ops.lba_status).  A store without that verb, and any LU that is not thin
+ * provisioned (sbc_thin: no LBPME), is reported mapped throughout. */
 #include <stdlib.h>
 
 #include "scsi/sbc.h"
@@ -79,7 +80,9 @@ enum scsi_sr sbc_get_lba_status(struct scsi_task *t)
 	sr = sbc_check_medium(t);
 	if (sr != SR_OK || alloc == 0)
 		return sr;
-	if (!dev->bs->ops->lba_status) {
+	/* a fully provisioned LU (no LBPME in READ CAPACITY(16), no VPD B2 bits) is mapped
+	 * throughout, whatever its medium's holes say */
+	if (!dev->bs->ops->lba_status || !sbc_thin(dev)) {
 		uint8_t b[24] = {0};
 		uint64_t left = dev->nr_blocks - lba;
 

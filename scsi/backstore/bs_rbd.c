@@ -65,6 +65,7 @@ const struct backstore_ops bs_rbd_ops = {
 
 #include "common/ut_log.h"
 #include "scsi/backstore/bs_aio.h"
+#include "scsi/backstore/bs_rbd_extent.h"
 #include "scsi/backstore/bs_rbd_pr.h"
 #include "scsi/backstore/bs_rbd_gw.h"
 #include "scsi/backstore/bs_util.h"
@@ -78,6 +79,9 @@ const bool bs_rbd_available = true;
 #define RBD_OP_TIMEOUT "30"
 #define RBD_INLINE_IOV 8
 #define RBD_CAW_MAX    512u
+/* GET LBA STATUS looks at most this far per question: one object map read with fast-diff,
+ * but one OSD operation per object without it.  A longer run is the next descriptor. */
+#define RBD_LBA_WINDOW (1ull << 30)
 
 struct rbd_store;
 
@@ -721,6 +725,40 @@ static int rbd_resize_store(struct backstore *bs, uint64_t bytes, char *err, siz
 	return bs_set_size(bs, now, err, errlen);
 }
 
+/* rbd_diff_iterate2's callback: stop (-ECANCELED) once the run is decided. */
+static int rbd_extent_seen(uint64_t off, size_t len, int exists, void *arg)
+{
+	return bs_rbd_run_extent(arg, off, len, exists != 0) ? -ECANCELED : 0;
+}
+
+/* GET LBA STATUS: an RBD image allocates whole objects (4 MiB by default), so a block is
+ * mapped when its object exists (written, or in the parent of a clone) and deallocated when
+ * it was never written or a discard removed the whole object.  A discard of part of an
+ * object zeroes it and leaves the object: still mapped, and reads return zeros (LBPRZ).
+ * Whole-object granularity lets the object map answer (fast-diff) instead of one OSD
+ * operation per object. */
+static enum bs_status rbd_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
+				     bool *mapped, uint64_t *run)
+{
+	struct rbd_store *s = bs->priv;
+	struct bs_rbd_run r;
+	int ret;
+
+	if (len > RBD_LBA_WINDOW)
+		len = RBD_LBA_WINDOW;
+	bs_rbd_run_init(&r, off, len, bs->block_size);
+	pthread_rwlock_rdlock(&s->swap);
+	ret = rbd_diff_iterate2(s->c.image, NULL, off, len, 1, 1, rbd_extent_seen, &r);
+	pthread_rwlock_unlock(&s->swap);
+	if (ret < 0 && ret != -ECANCELED) {
+		UT_LOG_RL(LOG_ERR, "%s: cannot read the allocation of %llu+%llu: %s", bs->name,
+			  (unsigned long long)off, (unsigned long long)len, strerror(-ret));
+		return rbd_status(s, ret, BS_READ);
+	}
+	bs_rbd_run_result(&r, mapped, run);
+	return BS_OK;
+}
+
 static void rbd_lock_status(struct backstore *bs, struct bs_lock_status *out)
 {
 	struct rbd_store *s = bs->priv;
@@ -785,6 +823,7 @@ const struct backstore_ops bs_rbd_ops = {
     .lock_takeover = rbd_lock_takeover,
     .close = rbd_close_store,
     .submit = rbd_submit,
+    .lba_status = rbd_lba_status,
     .resize = rbd_resize_store,
 };
 

@@ -1,5 +1,9 @@
 """vdisk_rbd under changes made in the Ceph cluster, seen by an initiator:
 
+L. GET LBA STATUS follows the image's objects (4 MiB): a fresh image is deallocated
+   throughout; after a WRITE into object 2 exactly that object is mapped; after an UNMAP of
+   the whole object everything is deallocated again.  READ CAPACITY(16) says LBPME and
+   LBPRZ and VPD B2 LBPU, LBPWS, LBPRZ and provisioning type thin, as GET LBA STATUS assumes.
 0. COMPARE AND WRITE done by the cluster (rbd_aio_compare_and_write): a match writes, a
    miscompare reports MISCOMPARE 1D/00 with the offset of the first differing byte.
 1. `rbd resize` of the served image: the LU's capacity follows, announced by a UNIT ATTENTION
@@ -54,6 +58,55 @@ c.clear_ua()
 before, _ = capacity(c)
 if not before:
     fail("READ CAPACITY(16) failed")
+
+# L. GET LBA STATUS on the fresh image, before anything else writes to it
+OBJ_BLOCKS = (4 << 20) // 512
+
+
+def lba_status(c, lba):
+    cdb = struct.pack(">BBQIxx", 0x9E, 0x12, lba, 4096)
+    st, sense, data = c.scsi(cdb, read_len=4096)
+    if st != 0:
+        fail("GET LBA STATUS from %d: status %s sense %s" % (lba, st, sense_of(sense)))
+    n = (struct.unpack(">I", data[:4])[0] - 4) // 16
+    return [(struct.unpack(">Q", data[8 + 16 * i:16 + 16 * i])[0],
+             struct.unpack(">I", data[16 + 16 * i:20 + 16 * i])[0],
+             "mapped" if data[20 + 16 * i] & 0xF == 0 else "deallocated") for i in range(n)]
+
+
+blocks = before // 512
+st, sense, data = c.scsi(bytes([0x9E, 0x10]) + bytes(8) + struct.pack(">I", 32) + bytes(2),
+                         read_len=32)
+lbp = data[14] & 0xC0 if st == 0 else None
+st, sense, b2 = c.scsi(bytes([0x12, 1, 0xB2, 0, 64, 0]), read_len=64)
+if lbp != 0xC0 or st != 0 or b2[5] & 0xE4 != 0xE4 or b2[6] & 7 != 2:
+    fail("provisioning bits: READ CAPACITY(16) LBPME/LBPRZ %s, VPD B2 byte 5 %#x type %d"
+         % (lbp, b2[5] if st == 0 else -1, b2[6] & 7 if st == 0 else -1))
+got = lba_status(c, 0)
+if got != [(0, blocks, "deallocated")]:
+    fail("GET LBA STATUS on a fresh image: %s" % got)
+if c.write10(2 * OBJ_BLOCKS + 8, os.urandom(4096))[0] != 0:
+    fail("WRITE(10) of 8 blocks into object 2 failed")
+got = lba_status(c, 0)
+want = [(0, 2 * OBJ_BLOCKS, "deallocated"), (2 * OBJ_BLOCKS, OBJ_BLOCKS, "mapped"),
+        (3 * OBJ_BLOCKS, blocks - 3 * OBJ_BLOCKS, "deallocated")]
+if got != want:
+    fail("GET LBA STATUS after a WRITE into object 2: %s, expected %s" % (got, want))
+got_mid = lba_status(c, 2 * OBJ_BLOCKS + 100)
+if got_mid[0] != (2 * OBJ_BLOCKS + 100, OBJ_BLOCKS - 100, "mapped"):
+    fail("GET LBA STATUS from inside object 2: %s" % got_mid[:2])
+unmap = struct.pack(">HH4xQI4x", 22, 16, 2 * OBJ_BLOCKS, OBJ_BLOCKS)
+st, sense, _ = c.scsi(struct.pack(">BB5xHx", 0x42, 0, len(unmap)), data=unmap)
+if st != 0:
+    fail("UNMAP of object 2: status %s sense %s" % (st, sense_of(sense)))
+got = lba_status(c, 0)
+if got != [(0, blocks, "deallocated")]:
+    fail("GET LBA STATUS after an UNMAP of the whole object: %s" % got)
+if c.read10(2 * OBJ_BLOCKS + 8, 8)[2] != bytes(4096):
+    fail("the unmapped blocks do not read back as zeros (LBPRZ)")
+print("ok: GET LBA STATUS follows the objects: fresh image deallocated, WRITE into object 2 -> "
+      "blocks %d-%d mapped, UNMAP of it -> deallocated again and zeros; LBPME, LBPRZ, "
+      "VPD B2 thin" % (2 * OBJ_BLOCKS, 3 * OBJ_BLOCKS - 1))
 
 # 0. COMPARE AND WRITE in the cluster
 def caw(lba, cmp, new):

@@ -110,3 +110,18 @@ Test(lba_status, store_without_the_verb_reports_mapped)
 	cr_assert_eq(b[20], 0);
 	fx_fini(&fx);
 }
+
+/* READ CAPACITY(16) without LBPME, VPD B2 without LBPU: GET LBA STATUS must not report
+ * the medium's holes (a sparse file, pages never written) as deallocated blocks. */
+SBC_TEST(lba_status, fully_provisioned_lu_is_mapped_throughout)
+{
+	uint8_t c[16] = {0x9e, 0x10}, b[32];
+	struct desc d[4];
+
+	fx->dev->bs->thin_provisioned = false;
+	put_be32(c + 10, sizeof(b));
+	cr_assert_eq(fx_exec(fx, c, SCSI_DIR_READ, b, sizeof(b)).status, SAM_STAT_GOOD);
+	cr_assert_eq(b[14] & 0x80, 0, "no LBPME");
+	cr_assert_eq(lba_status(fx, 0, d, 4), 1);
+	cr_assert(d[0].lba == 0 && d[0].n == FX_BLOCKS && d[0].status == 0);
+}

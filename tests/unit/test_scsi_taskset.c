@@ -37,7 +37,8 @@ static void park_submit(struct backstore *bs, struct bs_io *io)
 	pthread_cond_broadcast(&park_cv);
 	pthread_mutex_unlock(&park_mu);
 }
-/* GET LBA STATUS asks this on a core worker: everything mapped, answered at once. */
+/* GET LBA STATUS asks this on a core worker (on a thin LU): everything mapped, answered at
+ * once. */
 static enum bs_status park_lba_status(struct backstore *bs, uint64_t off, uint64_t len,
 				      bool *mapped, uint64_t *run)
 {
@@ -725,6 +726,10 @@ Test(taskset, abort_nexuses_on_the_only_worker, .timeout = 60)
 
 	scsi_core_shutdown();
 	cr_assert_eq(scsi_core_init(1), 0);
+	/* GET LBA STATUS asks the store (on a worker) only on a thin LU; a fully provisioned
+	 * one is answered "mapped" at once */
+	dev->bs->thin_provisioned = true;
+	dev->bs->can_unmap = true;
 	occ_go = false;
 	memset(&occ, 0, sizeof(occ));
 	memset(&pa, 0, sizeof(pa));
