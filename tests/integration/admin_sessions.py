@@ -12,7 +12,6 @@ sessions stay logged in until a line arrives on stdin; then both log out.
 """
 import json
 import os
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,15 +62,7 @@ class Counted:
                 sys.exit("read failed")
 
     def abort_nothing(self):
-        c = self.c
-        itt = c.next_itt()
-        bhs = struct.pack(">BB2x4x8sIIIIII8x", 0x40 | im.TMF_REQ, 0x80 | 1, bytes(8), itt,
-                          0x7777, c.cmd_sn, c.exp_stat_sn, c.cmd_sn, 0)
-        c.send(bhs)
-        while True:
-            p = c.recv()
-            if p.op == im.TMF_RSP and p.itt == itt:
-                break
+        self.c.tmf(1, ref_itt=0x7777)  # ABORT TASK of a task that does not exist
         self.exp["task_mgmt"] += 1
 
 

@@ -309,6 +309,19 @@ class Conn:
             if st == 0 or not sense or (sense[2] & 0xF) != 6:
                 return
 
+    def tmf(self, function, lun=0, ref_itt=RSVD):
+        """A task management request, immediate (function 1 ABORT TASK, 5 LOGICAL UNIT
+        RESET, ...); returns the response code (0: function complete)."""
+        itt = self.next_itt()
+        lunb = struct.pack(">Q", (lun & 0xFF) << 48)
+        bhs = struct.pack(">BB2x4x8sIIIIII8x", 0x40 | TMF_REQ, 0x80 | function, lunb, itt,
+                          ref_itt, self.cmd_sn, self.exp_stat_sn, self.cmd_sn, 0)
+        self.send(bhs)
+        while True:
+            p = self.recv()
+            if p.op == TMF_RSP and p.itt == itt:
+                return p.bhs[2]
+
     def logout(self):
         bhs = struct.pack(">BB14xI4xII16x", 0x40 | LOGOUT_REQ, 0x80, self.next_itt(),
                           self.cmd_sn, self.exp_stat_sn)

@@ -23,9 +23,15 @@ loopback port, export the same image; the state lives in the RADOS object beside
     the reservation are back, REPORT CAPABILITIES says PTPL_A.  (Stopped cleanly: a killed
     gateway's watch stays until the OSD times it out, 30 s, and keeps even non-APTPL state
     until then; see docs/rbd.md.)
+ 6. SPC-2 and resets across the gateways (the same state object): RESERVE(6) through A makes
+    B answer RESERVATION CONFLICT (WRITE, RESERVE(6), RESERVE(10)) and RELEASE through A
+    frees B at once; the holder's logout from A frees B; a LOGICAL UNIT RESET through B
+    raises 29/03 on A's nexus (and B's) and releases A's RESERVE; a persistent reservation
+    survives it; RESERVE while a registration exists elsewhere is a conflict (SPC-4 5.13.3).
  7. libiscsi's iscsi-test-cu ALL.Pr* given both gateways' URLs: its second initiator logs
     in through B, so each two-initiator test (ProutReserve.Access*, .Ownership*, Preempt,
-    Clear) has one initiator on each gateway.  An external oracle.
+    Clear) has one initiator on each gateway.  An external oracle.  ALL.MultipathIO the
+    same way (MultipathIO.Reset: a LU reset through one path, 29/xx on every path).
  8. B stopped (SIGSTOP) while a PR OUT goes through A: A waits the notify timeout (5 s) for
     B's acknowledgement, blocklists B's client and completes GOOD; B, continued, answers
     NOT READY 04/0C (fenced: it cannot act on the old state).
@@ -357,13 +363,87 @@ if write(b1) != CONFLICT:
 print("ok: with APTPL, both gateways stopped and started: keys, reservation and PTPL_A back, "
       "enforced through B")
 
-# ---------------------------------------------------------------- 7. libiscsi's PR tests
-# iscsi-test-cu given two URLs logs its second initiator in through the second one: every
-# PERSISTENT RESERVE test with two initiators then has one on each gateway.
 b1.close()
 b1 = session("B", 1)
 good("CLEAR through B", prout(b1, 3, KB, 0))
 b1.close()
+
+# ---------------------------------------------------------------- 6. SPC-2 and resets
+RESERVE6, RELEASE6 = bytes([0x16, 0, 0, 0, 0, 0]), bytes([0x17, 0, 0, 0, 0, 0])
+RESERVE10 = bytes([0x56, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+
+
+def cmd(c, cdb):
+    st, sense, _ = c.scsi(cdb)
+    return st, sense_of(sense)
+
+
+def until(what, fn, timeout=30):
+    deadline = time.time() + timeout
+    while not fn():
+        if time.time() > deadline:
+            fail("%s: not within %d s" % (what, timeout))
+        time.sleep(0.1)
+
+
+def reset_ua(c, who):
+    st, sense = cmd(c, bytes(6))
+    if (st, sense) != (2, (6, 0x29, 0x03)):
+        fail("%s after a LOGICAL UNIT RESET through B: status %#x sense %s, expected UA 29/03"
+             % (who, st, sense))
+    c.clear_ua()
+
+
+h1a, h2b, h3b = session("A", 21), session("B", 22), session("B", 23)
+good("RESERVE(6) h1@A", h1a.scsi(RESERVE6))
+if write(h2b) != CONFLICT or cmd(h2b, RESERVE6)[0] != CONFLICT or \
+        cmd(h3b, RESERVE10)[0] != CONFLICT or write(h1a) != 0:
+    fail("RESERVE(6) through A not enforced through B (or refused the holder)")
+good("RELEASE(6) h1@A", h1a.scsi(RELEASE6))
+if write(h2b) != 0:
+    fail("WRITE through B right after RELEASE(6) through A was GOOD: not GOOD")
+print("ok: RESERVE(6) through A: WRITE, RESERVE(6), RESERVE(10) through B are RESERVATION "
+      "CONFLICT, the holder writes; after RELEASE through A, B writes at once")
+good("RESERVE(6) h1@A again", h1a.scsi(RESERVE6))
+t0 = time.time()
+h1a.logout()
+h1a.close()
+until("WRITE through B after the holder logged out of A", lambda: write(h2b) == 0)
+print("ok: the holder's logout from A (I_T nexus loss) releases its RESERVE on B too "
+      "(%.2f s)" % (time.time() - t0))
+h1a = session("A", 21)
+good("RESERVE(6) h1@A for the reset", h1a.scsi(RESERVE6))
+resp = h2b.tmf(5)
+if resp != 0:
+    fail("LOGICAL UNIT RESET through B: response %d" % resp)
+reset_ua(h1a, "h1@A (the RESERVE holder, on the other gateway)")
+reset_ua(h3b, "h3@B")
+reset_ua(h2b, "h2@B (the requester)")
+if write(h2b) != 0:
+    fail("WRITE through B after the LU reset: the RESERVE of h1@A was not released")
+print("ok: LOGICAL UNIT RESET through B: UA 29/03 on h1@A (other gateway), h2@B and h3@B; "
+      "A's RESERVE released")
+good("REGISTER h1@A", prout(h1a, SA_REG, 0, KA))
+good("RESERVE (PR) h1@A", prout(h1a, SA_RES, KA, 0, WE))
+if h2b.tmf(5) != 0:
+    fail("second LOGICAL UNIT RESET through B refused")
+reset_ua(h1a, "h1@A")
+h2b.clear_ua()
+h3b.clear_ua()
+if reservation(h2b) != (KA, WE) or write(h2b) != CONFLICT or write(h1a) != 0:
+    fail("a persistent reservation through A after a LU reset through B: %s"
+         % (reservation(h2b),))
+if cmd(h3b, RESERVE6)[0] != CONFLICT:
+    fail("RESERVE(6) through B by a non-registrant while A's registration exists: not a conflict")
+good("CLEAR h1@A", prout(h1a, 3, KA, 0))
+print("ok: a persistent reservation through A survives a LU reset through B (still enforced "
+      "there); RESERVE(6) by a non-registrant through B is RESERVATION CONFLICT")
+for c in (h1a, h2b, h3b):
+    c.close()
+
+# ---------------------------------------------------------------- 7. libiscsi's PR tests
+# iscsi-test-cu given two URLs logs its second initiator in through the second one: every
+# PERSISTENT RESERVE test with two initiators then has one on each gateway.
 cu = subprocess.run(["iscsi-test-cu", "--dataloss", "--test=ALL.Pr*",
                      "iscsi://127.0.0.1:%d/%s/0" % (ports["A"], IQN),
                      "iscsi://127.0.0.1:%d/%s/0" % (ports["B"], IQN)],
@@ -377,6 +457,18 @@ if not summary or summary[-1][4] != "0" or int(summary[-1][3]) - skipped < 20:
 print("ok: iscsi-test-cu ALL.Pr* with initiator 1 through A and initiator 2 through B: "
       "%d passed, 0 failed (%d skipped: PreventAllow needs a removable LU)"
       % (int(summary[-1][3]) - skipped, skipped))
+cu = subprocess.run(["iscsi-test-cu", "--dataloss", "--test=ALL.MultipathIO",
+                     "iscsi://127.0.0.1:%d/%s/0" % (ports["A"], IQN),
+                     "iscsi://127.0.0.1:%d/%s/0" % (ports["B"], IQN)],
+                    capture_output=True, text=True, timeout=300)
+open(os.path.join(work, "cu-mp.log"), "w").write(cu.stdout + cu.stderr)
+summary = [ln.split() for ln in cu.stdout.splitlines() if ln.strip().startswith("tests ")]
+if not summary or summary[-1][4] != "0" or "[SKIPPED]" in cu.stdout or \
+        int(summary[-1][3]) < 4:
+    fail("iscsi-test-cu ALL.MultipathIO across the gateways: %s"
+         % (" ".join(summary[-1]) if summary else cu.stdout[-500:]))
+print("ok: iscsi-test-cu ALL.MultipathIO with path 1 through A and path 2 through B: %s passed, "
+      "0 failed (MultipathIO.Reset among them)" % summary[-1][3])
 
 # ---------------------------------------------------------------- 8. a silent gateway is fenced
 h9 = session("B", 9)
