@@ -96,19 +96,21 @@ static void show_targets(const struct admin_info *ai, struct ut_json *j)
 	ut_json_end_arr(j);
 }
 
-/* vdisk_rbd with alua_follow_lock: who owns the image, what this gateway's port group
- * reports, and the cluster's health as the monitors last said it. */
+/* vdisk_rbd: who holds the image's exclusive lock, what this gateway's port group reports
+ * (null without ALUA), and the cluster's health as the monitors last said it.  The role,
+ * the owner's group and the counts are alua_follow_lock's (null or 0 without it). */
 static void show_lock(const struct scsi_dev *dev, struct ut_json *j)
 {
 	const struct backstore *bs = dev->bs;
 	const struct scsi_alua_group *g = dev->alua;
 	struct bs_lock_status ls;
+	unsigned i;
 
 	memset(&ls, 0, sizeof(ls));
 	ls.owner_group = -1;
 	bs->ops->lock_status((struct backstore *)bs, &ls);
 	ut_json_obj(j, "rbd_lock");
-	ut_json_str(j, "role", bs_lock_role_name(ls.role));
+	ut_json_str(j, "role", bs->ceph.alua_follow_lock ? bs_lock_role_name(ls.role) : NULL);
 	ut_json_str(j, "owner", ls.owner[0] ? ls.owner : NULL);
 	if (ls.owner_group >= 0)
 		ut_json_u64(j, "owner_group", (uint64_t)ls.owner_group);
@@ -118,12 +120,14 @@ static void show_lock(const struct scsi_dev *dev, struct ut_json *j)
 	ut_json_u64(j, "takeovers", ls.takeovers);
 	ut_json_u64(j, "fenced", ls.fenced);
 	ut_json_end_obj(j);
-	for (unsigned i = 0; g && i < g->ntpgs; i++)
+	for (i = 0; g && i < g->ntpgs; i++)
 		if (g->tpgs[i].local) {
 			ut_json_str(j, "alua_state",
 				    scsi_alua_state_name(scsi_tpg_state(dev, &g->tpgs[i])));
 			break;
 		}
+	if (!g || i == g->ntpgs)
+		ut_json_str(j, "alua_state", NULL);
 	ut_json_str(j, "cluster_health", ls.health[0] ? ls.health : NULL);
 }
 
@@ -147,7 +151,7 @@ static void show_devices(const struct admin_info *ai, struct ut_json *j)
 
 			snprintf(spec, sizeof(spec), "%s/%s", dev->bs->ceph.pool, dev->bs->ceph.image);
 			ut_json_str(j, "rbd_image", spec);
-			if (dev->open && dev->bs->ceph.alua_follow_lock && dev->bs->ops->lock_status)
+			if (dev->open && dev->bs->ops->lock_status)
 				show_lock(dev, j);
 		}
 		ut_json_bool(j, "open", dev && dev->open);

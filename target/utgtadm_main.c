@@ -347,6 +347,35 @@ static void tcmu_rows(const struct tgt_jv *ds)
 	t_print(&t);
 }
 
+/* vdisk_rbd devices: the image, who holds its exclusive lock (this gateway's client or
+ * another's), this gateway's role and ALUA state when it follows the lock, the cluster. */
+static void rbd_rows(const struct tgt_jv *ds)
+{
+	struct table t = {.ncols = 7};
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ds->n; i++) {
+		const struct tgt_jv *d = &ds->kids[i], *l = tgt_jv_get(d, "rbd_lock");
+		const char *owner, *self;
+
+		if (!l)
+			continue;
+		if (!n++)
+			t_row(&t, "DEVICE", "IMAGE", "ROLE", "ALUA", "LOCK OWNER", "THIS CLIENT",
+			      "HEALTH");
+		owner = tgt_jv_str(l, "owner", "-");
+		self = tgt_jv_str(l, "client", "-");
+		t_row(&t, tgt_jv_str(d, "name", "?"), tgt_jv_str(d, "rbd_image", "?"),
+		      tgt_jv_str(l, "role", "-"), tgt_jv_str(d, "alua_state", "-"),
+		      strcmp(owner, self) ? owner : "this client", self,
+		      tgt_jv_str(d, "cluster_health", "-"));
+	}
+	if (!n)
+		return;
+	printf("\nRBD: the image's exclusive lock and the Ceph cluster\n");
+	t_print(&t);
+}
+
 static void show_devices(const struct tgt_jv *a)
 {
 	const struct tgt_jv *ds = tgt_jv_get(a, "devices");
@@ -375,6 +404,7 @@ static void show_devices(const struct tgt_jv *a)
 	}
 	t_print(&t);
 	tcmu_rows(ds);
+	rbd_rows(ds);
 }
 
 static void join(const struct tgt_jv *arr, char *out, size_t len)

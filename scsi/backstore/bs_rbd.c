@@ -131,6 +131,7 @@ struct rbd_store {
 	bool stopping;
 	atomic_bool size_check; /* the update watch fired: re-read the image size */
 	struct rbd_gw *gw;	/* alua_follow_lock: one of several gateways (bs_rbd_gw.c) */
+	struct rbd_gw *mon;	/* otherwise: the lock owner and cluster health, for utgtadm */
 };
 
 static void rbd_ring(struct rbd_store *s)
@@ -524,6 +525,7 @@ static void rbd_disconnect(struct rbd_conn *k)
 static void rbd_teardown(struct rbd_store *s)
 {
 	bs_rbd_gw_stop(s->gw);
+	bs_rbd_gw_stop(s->mon);
 	rbd_disconnect(&s->c);
 	if (s->efd >= 0)
 		close(s->efd);
@@ -647,10 +649,19 @@ static int rbd_open_store(struct backstore *bs, char *err, size_t errlen)
 		       bs->name, bs->ceph.pool, bs->ceph.image, strerror(-ret));
 	s->c.watching = ret == 0;
 	if (bs->ceph.alua_follow_lock && !bs->read_only) {
-		s->gw = bs_rbd_gw_start(bs, s->c.cluster, s->c.ioctx, s->c.image, rbd_reopen, err,
-					errlen);
+		s->gw = bs_rbd_gw_start(bs, s->c.cluster, s->c.ioctx, s->c.image, true, rbd_reopen,
+					err, errlen);
 		if (!s->gw)
 			goto fail;
+	} else {
+		char why[256] = "";
+
+		/* only for utgtadm: a device without it still serves */
+		s->mon = bs_rbd_gw_start(bs, s->c.cluster, s->c.ioctx, s->c.image, false, NULL,
+					 why, sizeof(why));
+		if (!s->mon)
+			ut_log(LOG_WARNING, "%s: no lock owner or cluster health for utgtadm: %s",
+			       bs->name, why);
 	}
 	if (pthread_create(&s->reaper, NULL, rbd_reaper, s) != 0) {
 		snprintf(err, errlen, "%s: cannot start the completion thread", bs->name);
@@ -684,6 +695,8 @@ static void rbd_close_store(struct backstore *bs)
 	 * its next tick without waiting for a grace period */
 	bs_rbd_gw_stop(s->gw);
 	s->gw = NULL;
+	bs_rbd_gw_stop(s->mon);
+	s->mon = NULL;
 	if (s->c.watching) {
 		rbd_update_unwatch(s->c.image, s->c.watch);
 		s->c.watching = false;
@@ -763,8 +776,8 @@ static void rbd_lock_status(struct backstore *bs, struct bs_lock_status *out)
 {
 	struct rbd_store *s = bs->priv;
 
-	if (s && s->gw)
-		bs_rbd_gw_status(s->gw, out);
+	if (s && (s->gw || s->mon))
+		bs_rbd_gw_status(s->gw ? s->gw : s->mon, out);
 }
 
 static int rbd_lock_takeover(struct backstore *bs)

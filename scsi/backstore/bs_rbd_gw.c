@@ -5,7 +5,11 @@
  * rados_blocklist_add, rbd_lock_break, rbd_lock_acquire.  None of these runs on librbd's
  * finisher thread or on the I/O path.  The cluster's health (a monitor command that may take
  * rados_mon_op_timeout) is read on a second thread, so a slow monitor never delays the
- * owner's beacon past a peer's grace period. */
+ * owner's beacon past a peer's grace period.
+ *
+ * Without alua_follow_lock (one gateway, or several that do not share the lock) the same
+ * threads only observe, for utgtadm: who holds the exclusive lock librbd takes on the first
+ * write, and the cluster's health.  No policy runs and nothing gates the I/O path. */
 #ifdef UTGT_HAVE_RBD
 
 #include "scsi/backstore/bs_rbd_gw.h"
@@ -34,6 +38,7 @@ struct rbd_gw {
 	char oid[96];
 	struct bs_rbd_lock lock;
 	bs_rbd_reopen_fn reopen;
+	bool follow; /* the policy runs; false: only observe the owner and the health */
 
 	pthread_t thread, health_thread;
 	pthread_mutex_t mu; /* stop, want, status, health */
@@ -237,12 +242,27 @@ static void gw_reopen(struct rbd_gw *gw)
 	gw_tick(gw);
 }
 
+/* Observing only: the lock owner for utgtadm. */
+static void gw_observe(struct rbd_gw *gw)
+{
+	char owner[BS_RBD_ADDR_MAX] = "";
+	int r = gw_owner(gw, owner, sizeof(owner));
+
+	if (r < 0)
+		return; /* keep the last one seen; the health says why */
+	pthread_mutex_lock(&gw->mu);
+	snprintf(gw->status.owner, sizeof(gw->status.owner), "%s", r ? owner : "");
+	pthread_mutex_unlock(&gw->mu);
+}
+
 static void *gw_thread(void *arg)
 {
 	struct rbd_gw *gw = arg;
 
 	while (gw_wait(gw, &gw->want, GW_TICK_MS)) {
-		if (gw->lock.role == BS_LOCK_FENCED && gw->reopen)
+		if (!gw->follow)
+			gw_observe(gw);
+		else if (gw->lock.role == BS_LOCK_FENCED && gw->reopen)
 			gw_reopen(gw);
 		else
 			gw_tick(gw);
@@ -287,7 +307,7 @@ static void *gw_health_thread(void *arg)
 }
 
 struct rbd_gw *bs_rbd_gw_start(struct backstore *bs, rados_t cluster, rados_ioctx_t ioctx,
-			       rbd_image_t image, bs_rbd_reopen_fn reopen, char *err,
+			       rbd_image_t image, bool follow, bs_rbd_reopen_fn reopen, char *err,
 			       size_t errlen)
 {
 	struct rbd_gw *gw = calloc(1, sizeof(*gw));
@@ -303,6 +323,7 @@ struct rbd_gw *bs_rbd_gw_start(struct backstore *bs, rados_t cluster, rados_ioct
 	gw->ioctx = ioctx;
 	gw->image = image;
 	gw->reopen = reopen;
+	gw->follow = follow;
 	r = rbd_get_id(image, id, sizeof(id));
 	if (r == 0)
 		r = rados_getaddrs(cluster, &addrs);
@@ -318,8 +339,14 @@ struct rbd_gw *bs_rbd_gw_start(struct backstore *bs, rados_t cluster, rados_ioct
 	bs_rbd_lock_init(&gw->lock, &gw_ops, gw, addrs, bs->local_group,
 			 bs->ceph.lock_grace_ms ? bs->ceph.lock_grace_ms : GW_GRACE_MS);
 	rados_buffer_free(addrs);
-	gw_tick(gw);
-	if (gw->lock.role == BS_LOCK_UNKNOWN || gw->lock.role == BS_LOCK_FENCED) {
+	if (!follow) {
+		gw->status.owner_group = -1;
+		snprintf(gw->status.self, sizeof(gw->status.self), "%s", gw->lock.self);
+		gw_observe(gw);
+	} else {
+		gw_tick(gw);
+	}
+	if (follow && (gw->lock.role == BS_LOCK_UNKNOWN || gw->lock.role == BS_LOCK_FENCED)) {
 		snprintf(err, errlen, "%s: image %s/%s: cannot read its exclusive lock: %s "
 				      "(alua_follow_lock needs the exclusive-lock feature)",
 			 bs->name, bs->ceph.pool, bs->ceph.image, strerror(-gw->lock.last_err));

@@ -2,7 +2,8 @@
 # make rbdtest: vdisk_rbd against a real Ceph cluster brought up here (scripts/ceph-cluster.sh,
 # 1 mon + 1 mgr + 1 memstore OSD on 127.0.0.1), served by build/utgtd over iSCSI.
 #
-#   0. utgtadm show devices names the image and its size.
+#   0. utgtadm show devices names the image and its size (and, after step 2, the lock owner
+#      and the cluster's health).
 #   1. iscsi-test-cu --dataloss ALL on an RBD LU and, side by side in the same run, on a
 #      vdisk_fileio LU of the same geometry (thin, 64 MiB, 512n); MultipathIO over two portals
 #      on the RBD LU.  Every test must end on the RBD LU as on the fileio LU, except the ones in
@@ -218,6 +219,17 @@ for job in "randwrite 4k 64M" "write 1M 256M"; do
 		bad "utgt-bench $1 bs=$2 exited non-zero: $(tail -3 "$WORK/bench-$1.err")"
 	fi
 done
+
+# every RBD device, not only one following its lock, names the lock owner (the client that
+# wrote: this gateway) and the cluster's health in utgtadm show devices
+lockshow=$("$(dirname "$UTGTD")/utgtadm" -s "$WORK/utgtd.sock" show devices --json |
+	jq -c '.devices[] | select(.name == "rbench") |
+		[.rbd_lock.owner == .rbd_lock.client and .rbd_lock.owner != null, .alua_state, .cluster_health]')
+if [ "$lockshow" = '[true,null,"HEALTH_OK"]' ]; then
+	passed "utgtadm show devices: rbench's lock owner is this gateway's client, no ALUA, HEALTH_OK"
+else
+	bad "utgtadm show devices: rbench [owner is this client, ALUA state, health] = $lockshow"
+fi
 
 # 3. the cluster changes under the LU
 if timeout 180 python3 tests/rbd/rbd_faults.py 127.0.0.1 "$P1" "$IQN:faults" rbd/faults \
