@@ -444,31 +444,35 @@ for c in (h1a, h2b, h3b):
 # ---------------------------------------------------------------- 7. libiscsi's PR tests
 # iscsi-test-cu given two URLs logs its second initiator in through the second one: every
 # PERSISTENT RESERVE test with two initiators then has one on each gateway.
-cu = subprocess.run(["iscsi-test-cu", "--dataloss", "--test=ALL.Pr*",
-                     "iscsi://127.0.0.1:%d/%s/0" % (ports["A"], IQN),
-                     "iscsi://127.0.0.1:%d/%s/0" % (ports["B"], IQN)],
-                    capture_output=True, text=True, timeout=300)
-open(os.path.join(work, "cu-pr.log"), "w").write(cu.stdout + cu.stderr)
-summary = [ln.split() for ln in cu.stdout.splitlines() if ln.strip().startswith("tests ")]
-skipped = cu.stdout.count("[SKIPPED]")
-if not summary or summary[-1][4] != "0" or int(summary[-1][3]) - skipped < 20:
-    fail("iscsi-test-cu ALL.Pr* across the gateways: %s (%d skipped)"
-         % (" ".join(summary[-1]) if summary else cu.stdout[-500:], skipped))
+
+
+def cu_across(tests, log):
+    """iscsi-test-cu TESTS with URL 1 through A and URL 2 through B: (passed, skipped), or
+    fail() when a test failed or the run said nothing."""
+    cu = subprocess.run(["iscsi-test-cu", "--dataloss", "--test=" + tests,
+                         "iscsi://127.0.0.1:%d/%s/0" % (ports["A"], IQN),
+                         "iscsi://127.0.0.1:%d/%s/0" % (ports["B"], IQN)],
+                        capture_output=True, text=True, timeout=300)
+    open(os.path.join(work, log), "w").write(cu.stdout + cu.stderr)
+    summary = [ln.split() for ln in cu.stdout.splitlines() if ln.strip().startswith("tests ")]
+    skipped = cu.stdout.count("[SKIPPED]")
+    if not summary or summary[-1][4] != "0":
+        fail("iscsi-test-cu %s across the gateways: %s (%d skipped)"
+             % (tests, " ".join(summary[-1]) if summary else cu.stdout[-500:], skipped))
+    return int(summary[-1][3]) - skipped, skipped  # libiscsi counts a skip as a pass
+
+
+passed, skipped = cu_across("ALL.Pr*", "cu-pr.log")
+if passed < 20:
+    fail("iscsi-test-cu ALL.Pr* across the gateways: only %d passed" % passed)
 print("ok: iscsi-test-cu ALL.Pr* with initiator 1 through A and initiator 2 through B: "
-      "%d passed, 0 failed (%d skipped: PreventAllow needs a removable LU)"
-      % (int(summary[-1][3]) - skipped, skipped))
-cu = subprocess.run(["iscsi-test-cu", "--dataloss", "--test=ALL.MultipathIO",
-                     "iscsi://127.0.0.1:%d/%s/0" % (ports["A"], IQN),
-                     "iscsi://127.0.0.1:%d/%s/0" % (ports["B"], IQN)],
-                    capture_output=True, text=True, timeout=300)
-open(os.path.join(work, "cu-mp.log"), "w").write(cu.stdout + cu.stderr)
-summary = [ln.split() for ln in cu.stdout.splitlines() if ln.strip().startswith("tests ")]
-if not summary or summary[-1][4] != "0" or "[SKIPPED]" in cu.stdout or \
-        int(summary[-1][3]) < 4:
-    fail("iscsi-test-cu ALL.MultipathIO across the gateways: %s"
-         % (" ".join(summary[-1]) if summary else cu.stdout[-500:]))
-print("ok: iscsi-test-cu ALL.MultipathIO with path 1 through A and path 2 through B: %s passed, "
-      "0 failed (MultipathIO.Reset among them)" % summary[-1][3])
+      "%d passed, 0 failed (%d skipped: PreventAllow needs a removable LU)" % (passed, skipped))
+passed, skipped = cu_across("ALL.MultipathIO", "cu-mp.log")
+if passed < 4 or skipped:
+    fail("iscsi-test-cu ALL.MultipathIO across the gateways: %d passed, %d skipped"
+         % (passed, skipped))
+print("ok: iscsi-test-cu ALL.MultipathIO with path 1 through A and path 2 through B: %d passed, "
+      "0 failed (MultipathIO.Reset among them)" % passed)
 
 # ---------------------------------------------------------------- 8. a silent gateway is fenced
 h9 = session("B", 9)

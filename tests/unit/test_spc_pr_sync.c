@@ -4,7 +4,10 @@
  * through port 2, both on the same object: a change through one is enforced by the other,
  * a change computed from an old version loses the compare-and-store and is redone, a store
  * that keeps losing ends in a retryable error with nothing changed, the LU's power on
- * (first gateway up) drops registrations without APTPL only, and the side effects travel. */
+ * (first gateway up) drops registrations without APTPL only, and the side effects travel.
+ * SPC-2 RESERVE/RELEASE go through the same state: a RESERVE through A conflicts through B,
+ * and a LU reset through B (or the holder's nexus loss on A) releases it on both, with the
+ * reset's UNIT ATTENTION on A's nexus and persistent reservations kept. */
 #include <errno.h>
 #include <unistd.h>
 
