@@ -6,6 +6,7 @@
 #include "common/ut_ring.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,21 @@ uint64_t ut_clock_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int ut_spawn_detached(void *(*fn)(void *arg), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	rc = pthread_attr_init(&attr);
+	if (rc)
+		return rc;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return rc;
 }
 
 static void inbox_ready(struct ut_watch *w, uint32_t events)

@@ -131,4 +131,8 @@ static inline uint64_t ut_thread_now_ms(const struct ut_thread *t)
 }
 uint64_t ut_clock_ms(void);
 
+/* A plain detached thread for one blocking job (SANITIZE, a cluster round trip, the blocking
+ * command pool): 0 or the positive error of pthread_create.  fn owns arg from then on. */
+int ut_spawn_detached(void *(*fn)(void *arg), void *arg);
+
 #endif

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "common/ut_log.h"
+#include "common/ut_thread.h"
 #include "scsi/sbc.h"
 #include "scsi/scsi_core.h"
 
@@ -252,8 +253,6 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 	bool immed = t->cdb[1] & 0x80;
 	uint16_t plen = get_be16(t->cdb + 7);
 	struct sanitize_job *j;
-	pthread_attr_t attr;
-	pthread_t th;
 	enum scsi_sr sr = SR_OK;
 	bool t_taken;
 	int rc;
@@ -304,10 +303,7 @@ enum scsi_sr sbc_sanitize(struct scsi_task *t)
 		return sr;
 	}
 	sbc_rangelock_hold(dev);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&th, &attr, sanitize_thread, j);
-	pthread_attr_destroy(&attr);
+	rc = ut_spawn_detached(sanitize_thread, j);
 	if (rc) {
 		pthread_mutex_lock(&dev->lock);
 		dev->sanitizing = false;

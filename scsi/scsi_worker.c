@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/ut_log.h"
+#include "common/ut_thread.h"
 #include "scsi/scsi_core.h"
 
 /* A bound on stand-ins: each one is a job waiting for another, so reaching this means
@@ -74,14 +75,8 @@ leave:
 /* Caller holds pool_mu. */
 static int spawn_locked(void)
 {
-	pthread_attr_t attr;
-	pthread_t th;
-	int rc;
+	int rc = ut_spawn_detached(worker_main, NULL);
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&th, &attr, worker_main, NULL);
-	pthread_attr_destroy(&attr);
 	if (rc) {
 		ut_log(LOG_ERR, "cannot start SCSI worker thread: %s", strerror(rc));
 		return -rc;

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "common/ut_log.h"
+#include "common/ut_thread.h"
 #include "scsi/spc_pr.h"
 
 #define OP_START_STOP_UNIT 0x1b
@@ -176,8 +177,6 @@ static void *reset_thread(void *arg)
 /* true when r->done will be called later (r is then owned by that thread). */
 static bool reset_run(struct scsi_pr *pr, struct reset_change *r)
 {
-	pthread_attr_t attr;
-	pthread_t th;
 	bool shared = pr->store && pr->store->shared;
 	int rc;
 
@@ -185,10 +184,7 @@ static bool reset_run(struct scsi_pr *pr, struct reset_change *r)
 		pthread_mutex_lock(&pr->lock);
 		pr->async++;
 		pthread_mutex_unlock(&pr->lock);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		rc = pthread_create(&th, &attr, reset_thread, r);
-		pthread_attr_destroy(&attr);
+		rc = ut_spawn_detached(reset_thread, r);
 		if (rc == 0)
 			return true;
 		pthread_mutex_lock(&pr->lock);

@@ -2,9 +2,12 @@
  * order; posts from the thread itself run in the same round; call_sync waits for its function;
  * fd callbacks, hang-ups before other events of a batch, timers and pollers. */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ut_thread.h"
@@ -330,4 +333,42 @@ Test(ut_thread, a_polling_loop_takes_messages_and_still_sleeps, .init = setup_po
 	usleep(300000);
 	cr_assert_lt(thread_cpu_ms() - before, 60.0, "an idle loop spun: %.1f ms of CPU",
 		     thread_cpu_ms() - before);
+}
+
+struct detached_job {
+	sem_t done;
+	pthread_t self;
+	int detach_state;
+};
+
+static void *detached_main(void *arg)
+{
+	struct detached_job *j = arg;
+
+	pthread_attr_t attr;
+
+	j->self = pthread_self();
+	j->detach_state = -1;
+	if (pthread_getattr_np(j->self, &attr) == 0) {
+		pthread_attr_getdetachstate(&attr, &j->detach_state);
+		pthread_attr_destroy(&attr);
+	}
+	sem_post(&j->done);
+	return NULL;
+}
+
+Test(ut_thread, a_detached_job_runs_on_its_own_detached_thread)
+{
+	struct detached_job j;
+	struct timespec until;
+
+	sem_init(&j.done, 0, 0);
+	cr_assert_eq(ut_spawn_detached(detached_main, &j), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 30;
+	cr_assert_eq(sem_timedwait(&j.done, &until), 0, "the job never ran");
+	cr_assert_not(pthread_equal(j.self, pthread_self()));
+	/* nobody joins it: a detached thread frees itself when the job returns */
+	cr_assert_eq(j.detach_state, PTHREAD_CREATE_DETACHED);
+	sem_destroy(&j.done);
 }
