@@ -1,10 +1,12 @@
-/* The verbs layer's event threads: a service on its own threads runs each thread's work there;
- * a service on threads lent by the upper layer runs on exactly those, and stopping it leaves
- * them running (their owner stops them). */
+/* The verbs layer's event threads: a service on its own threads runs each thread's work there,
+ * each with an io_uring of its own (file I/O a command starts completes on the thread that
+ * answers it); a service on threads lent by the upper layer runs on exactly those, gives them
+ * no ring, and stopping it leaves them running (their owner stops them). */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "common/ut_ring.h"
 #include "transports/rdma/rdma_int.h"
 
 static const struct rdma_conn_ops OPS;
@@ -12,6 +14,11 @@ static const struct rdma_conn_ops OPS;
 static void whoami(void *arg)
 {
 	*(struct ut_thread **)arg = ut_thread_current();
+}
+
+static void which_ring(void *arg)
+{
+	*(struct ut_ring **)arg = ut_ring_current();
 }
 
 Test(rdma_thread, own_threads)
@@ -28,6 +35,13 @@ Test(rdma_thread, own_threads)
 	cr_assert_eq(seen0, &s->threads[0].own);
 	cr_assert_eq(seen1, &s->threads[1].own);
 	cr_assert(s->threads[1].attached, "timer and poller are on the loop");
+	for (int i = 0; i < 2; i++) {
+		struct ut_ring *r = NULL;
+
+		rdma_thread_call_sync(&s->threads[i], which_ring, &r);
+		cr_assert_not_null(r, "thread %d has a ring of its own", i);
+		cr_assert_eq(r, s->threads[i].own.ring);
+	}
 	rdma_srv_stop(s);
 }
 
@@ -57,6 +71,7 @@ Test(rdma_thread, lent_threads_are_used_and_left_running)
 	rdma_thread_call_sync(&s->threads[1], whoami, &seen);
 	cr_assert_eq(seen, &lent[1]);
 	cr_assert_not(s->threads[1].own_inited, "no thread of its own");
+	cr_assert_null(lent[1].ring, "a lent loop keeps what its owner gave it");
 	/* the lent loop carries the service's timer and poller */
 	cr_assert_not_null(lent[1].timers);
 	cr_assert_not_null(lent[1].pollers);

@@ -14,6 +14,8 @@
 
 #define RDMA_MAX_LISTEN RDMA_MAX_LISTEN_CFG
 #define RDMA_CQ_BATCH	16
+/* SQEs of an own event thread's io_uring: a full ring sends file I/O to the shared one */
+#define RDMA_THREAD_RING_ENTRIES 256
 
 /* Work request ids: a receive carries its buffer with the low bit set, a signaled send its
  * rdma_op, an unsignaled one 0.  The completion's opcode cannot tell them apart: it is not

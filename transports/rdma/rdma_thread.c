@@ -1,8 +1,10 @@
 /* The verbs layer on its event threads (common/ut_thread.h): per thread, a watch on the RDMA/CM
  * event channel and on each device's completion channel, a 1 s timer (CM retries, connection
  * ticks) and a poller that frees released connections and, with poll_us, keeps the loop
- * spinning on the completion queues while they have work.  The loop is the service's own, or
- * one the upper layer lent it; either way everything of a connection runs on it. */
+ * spinning on the completion queues while they have work.  The loop is the service's own
+ * (with an io_uring of its own, common/ut_ring.h, so file I/O a command starts completes on
+ * the thread that answers it), or one the upper layer lent it; either way everything of a
+ * connection runs on it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 
 #include "common/ut_log.h"
+#include "common/ut_ring.h"
 #include "transports/rdma/rdma_int.h"
 
 void rdma_log(const struct rdma_srv *s, int prio, const char *fmt, ...)
@@ -120,6 +123,13 @@ int rdma_thread_start(struct rdma_thread *t, struct ut_thread *lent)
 			return rc;
 		t->own_inited = true;
 		t->ut = &t->own;
+		/* Without one, file I/O goes to the backstore's shared ring and its reaper,
+		 * and every completion comes back through this thread's inbox: two thread
+		 * wake-ups per command. */
+		rc = ut_ring_attach(&t->own, RDMA_THREAD_RING_ENTRIES);
+		if (rc)
+			rdma_log(t->srv, LOG_INFO, "thread %u: no io_uring of its own (%s)", t->idx,
+				 strerror(-rc));
 		rc = ut_thread_start(&t->own, -1);
 		if (rc)
 			return rc;

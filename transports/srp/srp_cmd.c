@@ -327,9 +327,9 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	st->exp_xfer_len = r->cmd.xfer_len;
 	st->done = task_done;
 	st->priv = r;
-	/* the channel threads have no ring of their own: a READ/WRITE the page cache answers
-	 * is done on this thread instead of waking the shared ring's reaper and back (under
-	 * emulation each wakeup costs more than the copy; docs/srp.md, "Figures") */
+	/* a small READ/WRITE the page cache answers is done right here, in this round; larger
+	 * ones go to this thread's own io_uring and complete on it as well (docs/srp.md,
+	 * "Figures": under emulation every thread wake-up costs more than the copy) */
 	st->inline_io = true;
 	if (r->cmd.xfer_len > SRPT_MAX_XFER) {
 		srpt_cmd_fail(ch, r, SR_INVALID_FIELD_IN_CDB);
