@@ -1,6 +1,6 @@
-/* One RC connection: its queue pair, completion queue and IU buffers; posting SENDs and RDMA
- * READ/WRITE chains with send queue accounting; completion dispatch; and teardown (error state,
- * flush, free) whatever starts it.  Runs on the connection's event thread only. */
+/* One RC connection: its queue pair and IU buffers; posting SENDs and RDMA READ/WRITE chains
+ * with send queue accounting; and teardown (error state, flush, free) whatever starts it.  Its
+ * completion queues are rdma_cq.c's.  Runs on the connection's event thread only. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,25 +191,7 @@ static void qp_cq_destroy(struct rdma_conn *c)
 		rdma_destroy_qp(c->id);
 		c->qp = NULL;
 	}
-	if (c->cq) {
-		struct ibv_wc wc[RDMA_CQ_BATCH];
-		int n;
-
-		/* With a shared receive queue, receives flushed after the last look at the CQ
-		 * are still buffers of the SRQ: give them back to it. */
-		while ((n = ibv_poll_cq(c->cq, RDMA_CQ_BATCH, wc)) > 0)
-			for (int i = 0; i < n; i++)
-				if (rdma_wrid_is_recv(wc[i].wr_id)) {
-					struct rdma_buf *b = rdma_wrid_buf(wc[i].wr_id);
-					if (b->srq)
-						rdma_srq_repost(b->srq, b);
-				}
-		if (c->cq_unacked)
-			ibv_ack_cq_events(c->cq, c->cq_unacked);
-		c->cq_unacked = 0;
-		ibv_destroy_cq(c->cq);
-		c->cq = NULL;
-	}
+	rdma_cq_destroy(c);
 }
 
 int rdma_conn_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
@@ -218,7 +200,7 @@ int rdma_conn_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
 	struct ibv_qp_init_attr qa = {0};
 	struct rdma_conn_param cp = {0};
 	struct rdma_dev *d;
-	uint32_t sq, rq, cqe;
+	uint32_t sq, rq;
 	int rc;
 
 	d = rdma_dev_get(c->t, c->id->verbs);
@@ -232,20 +214,11 @@ int rdma_conn_accept(struct rdma_conn *c, const struct rdma_conn_params *p)
 	rq = d->srq ? 0 : p->recv_depth + 1;
 	if (rq > (uint32_t)d->attr.max_qp_wr)
 		return -EINVAL;
-	cqe = sq + (d->srq ? p->recv_depth + 1 : rq);
-	if (cqe > (uint32_t)d->attr.max_cqe)
-		cqe = (uint32_t)d->attr.max_cqe;
-	c->cq = ibv_create_cq(c->id->verbs, (int)cqe, c, d->cc, 0);
-	if (!c->cq) {
-		rc = -(errno ? errno : ENOMEM);
+	rc = rdma_cq_create(c, d, (int)sq, (int)(d->srq ? p->recv_depth + 1 : rq));
+	if (rc)
 		goto err;
-	}
-	if (ibv_req_notify_cq(c->cq, 0)) {
-		rc = -EIO;
-		goto err_cq;
-	}
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
+	qa.send_cq = c->scq.cq;
+	qa.recv_cq = c->rcq.cq;
 	qa.srq = d->srq ? d->srq->srq : NULL;
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = sq;
@@ -306,10 +279,7 @@ err_bufs:
 	}
 	bufs_destroy(c);
 err_cq:
-	if (c->cq) {
-		ibv_destroy_cq(c->cq);
-		c->cq = NULL;
-	}
+	rdma_cq_destroy(c);
 err:
 	rdma_dev_put(d);
 	c->dev = NULL;
@@ -434,77 +404,6 @@ int rdma_conn_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nr
 	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
 	op->send_buf = NULL;
 	return post(c, &wr[0], op, (uint32_t)n);
-}
-
-/* ---- completions ---- */
-
-static void send_done(struct rdma_conn *c, const struct ibv_wc *wc)
-{
-	struct rdma_op *op = (void *)(uintptr_t)wc->wr_id;
-	bool ok = wc->status == IBV_WC_SUCCESS;
-
-	if (!op) /* an unsignaled work request completing in error */
-		return;
-	c->sq_used = c->sq_used >= op->nwr ? c->sq_used - op->nwr : 0;
-	op->nwr = 0;
-	if (op->send_buf) {
-		rdma_conn_put_send_buf(c, op->send_buf);
-		op->send_buf = NULL;
-	}
-	if (op->done)
-		op->done(c, op, ok);
-	if (c->want_sq_space && c->state == RDMA_CONN_LIVE) {
-		c->want_sq_space = false;
-		if (c->srv->ops->sq_space)
-			c->srv->ops->sq_space(c);
-	}
-}
-
-static void recv_done(struct rdma_conn *c, const struct ibv_wc *wc)
-{
-	struct rdma_buf *b = rdma_wrid_buf(wc->wr_id);
-
-	if (!b->srq && c->rq_posted)
-		c->rq_posted--;
-	if (wc->status != IBV_WC_SUCCESS || c->state > RDMA_CONN_LIVE) {
-		if (b->srq)
-			rdma_srq_repost(b->srq, b);
-		return;
-	}
-	/* The peer may send as soon as it has our accept, before RDMA/CM tells us it is
-	 * established: the first receive establishes it as well. */
-	if (c->state == RDMA_CONN_ACCEPTED)
-		rdma_conn_established(c);
-	c->srv->ops->recv(c, b, wc->byte_len);
-}
-
-bool rdma_conn_poll(struct rdma_conn *c)
-{
-	struct ibv_wc wc[RDMA_CQ_BATCH];
-	bool any = false;
-	int n;
-
-	if (!c->cq)
-		return false;
-	while ((n = ibv_poll_cq(c->cq, RDMA_CQ_BATCH, wc)) > 0) {
-		any = true;
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR &&
-			    c->state <= RDMA_CONN_LIVE) {
-				rdma_log(c->srv, LOG_WARNING,
-					 "%s: completion error: %s (opcode %d)", c->name,
-					 ibv_wc_status_str(wc[i].status), wc[i].opcode);
-				rdma_conn_go_down(c, "completion error");
-			}
-			if (rdma_wrid_is_recv(wc[i].wr_id))
-				recv_done(c, &wc[i]);
-			else
-				send_done(c, &wc[i]);
-		}
-	}
-	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
-		c->state = RDMA_CONN_CLOSED;
-	return any;
 }
 
 /* ---- state changes ---- */

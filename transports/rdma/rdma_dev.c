@@ -178,25 +178,21 @@ void rdma_dev_put(struct rdma_dev *d)
 		rdma_dev_destroy(d);
 }
 
-/* The completion channel is readable: every CQ that fired is re-armed, then drained (polling
- * after re-arming, so a completion in between is not missed). */
+/* The completion channel is readable: one event is taken, its queue polled (the thread's
+ * poller re-arms it at the end of the round, rdma_conn_settle).  One per readiness: the
+ * channel stays readable while more are queued, and reading until EAGAIN would cost a
+ * system call on every wake-up. */
 void rdma_dev_comp_event(struct rdma_dev *d)
 {
 	struct ibv_cq *cq;
 	void *ctx;
 
 	d->busy++;
-	while (!ibv_get_cq_event(d->cc, &cq, &ctx)) {
+	if (!ibv_get_cq_event(d->cc, &cq, &ctx)) {
 		struct rdma_conn *c = ctx;
 
-		c->cq_unacked++;
-		if (c->cq_unacked >= 64) {
-			ibv_ack_cq_events(cq, c->cq_unacked);
-			c->cq_unacked = 0;
-		}
-		ibv_req_notify_cq(cq, 0);
 		c->busy++;
-		rdma_conn_poll(c);
+		rdma_conn_cq_event(c, cq);
 		c->busy--;
 		rdma_conn_maybe_free(c);
 	}

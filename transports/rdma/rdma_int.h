@@ -60,13 +60,24 @@ struct rdma_dev {
 	struct rdma_dev *next;
 };
 
+/* One of a connection's completion queues.  Receives and sends have their own, so that each
+ * is armed (an event requested) only when the loop would otherwise wait for a completion it
+ * cannot see: receives while the connection can receive, sends while something is in flight
+ * at the end of a round.  A send that completes while the loop is still awake (with rxe, the
+ * kernel completes it inside the doorbell system call) then costs no event and no wake-up. */
+struct rdma_cq {
+	struct ibv_cq *cq;
+	unsigned unacked; /* events read, not yet acknowledged */
+	bool armed;	  /* notification requested, no event read since */
+	uint64_t arms;	  /* requests made (counter) */
+};
+
 struct rdma_conn {
 	struct rdma_srv *srv;
 	struct rdma_thread *t;
 	struct rdma_dev *dev;
 	struct rdma_cm_id *id;
-	struct ibv_cq *cq;
-	unsigned cq_unacked;
+	struct rdma_cq rcq, scq; /* receive and send completions */
 	struct ibv_qp *qp;
 	enum rdma_conn_state state;
 	bool upper_knows; /* accepted: the upper layer gets down() */
@@ -147,12 +158,23 @@ void rdma_dev_destroy(struct rdma_dev *d);
 void rdma_dev_comp_event(struct rdma_dev *d);
 void rdma_srq_repost(struct rdma_srq *q, struct rdma_buf *b);
 
+/* rdma_cq.c: completion queues, polling and arming */
+/* Both queues, on device d's completion channel (cqe entries each); the receive queue armed. */
+int rdma_cq_create(struct rdma_conn *c, struct rdma_dev *d, int send_cqe, int recv_cqe);
+void rdma_cq_destroy(struct rdma_conn *c); /* receives of an SRQ go back to it */
+bool rdma_conn_poll(struct rdma_conn *c); /* both queues dry; true when something completed */
+/* An event of cq was read from the completion channel: it is no longer armed; poll. */
+void rdma_conn_cq_event(struct rdma_conn *c, struct ibv_cq *cq);
+/* End of a loop round: poll, arm each queue a completion still has to come to, poll again
+ * (a completion queued before the request raises no event).  True when the second poll
+ * found work (the loop should not sleep yet).  arm false: poll only (poll_us spinning). */
+bool rdma_conn_settle(struct rdma_conn *c, bool arm);
+
 /* rdma_conn.c */
 struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
 				const struct rdma_cm_event *ev);
 void rdma_conn_attach(struct rdma_thread *t, struct rdma_conn *c);
 void rdma_conn_go_down(struct rdma_conn *c, const char *why);
-bool rdma_conn_poll(struct rdma_conn *c); /* true when something completed */
 void rdma_conn_established(struct rdma_conn *c);
 void rdma_conn_maybe_free(struct rdma_conn *c);
 void rdma_conn_force_free(struct rdma_conn *c);

@@ -1,10 +1,11 @@
 /* The verbs layer on its event threads (common/ut_thread.h): per thread, a watch on the RDMA/CM
  * event channel and on each device's completion channel, a 1 s timer (CM retries, connection
- * ticks) and a poller that frees released connections and, with poll_us, keeps the loop
- * spinning on the completion queues while they have work.  The loop is the service's own
- * (with an io_uring of its own, common/ut_ring.h, so file I/O a command starts completes on
- * the thread that answers it), or one the upper layer lent it; either way everything of a
- * connection runs on it. */
+ * ticks) and a poller that, at the end of every round, polls each connection's completion
+ * queues and arms those a completion is still to come to (rdma_cq.c), frees released
+ * connections and, with poll_us, keeps the loop spinning on the queues while they have work.
+ * The loop is the service's own (with an io_uring of its own, common/ut_ring.h, so file I/O
+ * a command starts completes on the thread that answers it), or one the upper layer lent it;
+ * either way everything of a connection runs on it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,14 +46,19 @@ void rdma_thread_comp_seen(struct rdma_thread *t)
 		t->last_comp_us = now_us();
 }
 
-static bool poll_all(struct rdma_thread *t)
+/* Every connection's queues polled and, with arm, armed where a completion is still to
+ * come (rdma_conn_settle).  True when work turned up after arming (or, without arm, at all). */
+static bool settle_all(struct rdma_thread *t, bool arm)
 {
 	bool any = false;
 
 	for (struct rdma_conn *c = t->conns; c; c = c->next)
 		c->busy++;
 	for (struct rdma_conn *c = t->conns, *nx; c; c = nx) {
-		any |= rdma_conn_poll(c);
+		if (arm)
+			any |= rdma_conn_settle(c, true);
+		else
+			any |= rdma_conn_poll(c);
 		nx = c->next;
 		c->busy--;
 		rdma_conn_maybe_free(c);
@@ -76,23 +82,33 @@ static bool poller_fn(struct ut_poller *p)
 	    (struct rdma_thread *)((char *)p - offsetof(struct rdma_thread, poller));
 	unsigned poll_us = t->srv->cfg.poll_us;
 
+	bool busy;
+
 	reap(t);
-	if (!poll_us || !t->last_comp_us)
-		return false;
-	/* Spin while completions keep coming; the queues stay armed, so sleeping once
-	 * poll_us passed without one loses nothing. */
-	if (poll_all(t))
-		t->last_comp_us = now_us();
+	if (poll_us && t->last_comp_us) {
+		/* Spin while completions keep coming, without arming: the loop does not sleep
+		 * while this returns true. */
+		if (settle_all(t, false))
+			t->last_comp_us = now_us();
+		reap(t);
+		if (now_us() - t->last_comp_us < poll_us)
+			return true;
+		t->last_comp_us = 0;
+	}
+	/* The loop may sleep after this round: what still waits for a completion is armed. */
+	busy = settle_all(t, true);
 	reap(t);
-	if (now_us() - t->last_comp_us < poll_us)
-		return true;
-	t->last_comp_us = 0;
-	return false;
+	return busy;
 }
 
 static void tick_fn(struct ut_timer *tm)
 {
-	rdma_cm_tick((struct rdma_thread *)((char *)tm - offsetof(struct rdma_thread, tick)));
+	struct rdma_thread *t = (struct rdma_thread *)((char *)tm - offsetof(struct rdma_thread, tick));
+
+	rdma_cm_tick(t);
+	/* timers run after the pollers: what the ticks posted is armed for here */
+	settle_all(t, true);
+	reap(t);
 }
 
 static void attach_fn(void *arg)
