@@ -19,7 +19,8 @@
 # default 8), build=DIR, base=DIR: a third target, the utgtd of another build (/src/DIR/utgtd,
 # e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
 # base_opt=KEY:VALUE (repeatable) add a driver attribute to utgtd's or the base's ib_srpt
-# (e.g. opt=threads:2).
+# (e.g. opt=threads:2); jobs=A+B only those of sr, sw, rr, lat (short development runs; `,` or `+`
+# between them, `+` inside UTGT_VM_ARGS, which splits at commas).
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
 . /src/tests/vm/lib/compare.sh
@@ -29,7 +30,7 @@ BASE_PID=
 trap 'for p in $UTGTD_PID $BASE_PID; do kill -KILL "$p" 2>/dev/null || true; done; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 ROUNDS=$([ "$QUICK" = 1 ] && echo 2 || echo 5)
 RUNTIME=$([ "$QUICK" = 1 ] && echo 4 || echo 8)
-BASE= OPT= BASE_OPT=
+BASE= OPT= BASE_OPT= ONLY_JOBS=
 for a in "$@"; do
 	case $a in
 	rounds=*) ROUNDS=${a#rounds=} ;;
@@ -37,9 +38,13 @@ for a in "$@"; do
 	base=*) BASE=${a#base=} ;;
 	opt=*) OPT+="${a#opt=} " ;;
 	base_opt=*) BASE_OPT+="${a#base_opt=} " ;;
+	jobs=*) ONLY_JOBS=${a#jobs=} ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] || fail "rounds=$ROUNDS secs=$RUNTIME"
+for j in ${ONLY_JOBS//[,+]/ }; do
+	case $j in sr | sw | rr | lat) ;; *) fail "jobs=$ONLY_JOBS: no job $j (sr sw rr lat)" ;; esac
+done
 RAMP=1
 KEEP_CACHE=1
 SRP_MB=128
@@ -133,6 +138,7 @@ for t in "${TG[@]}"; do
 done
 
 JOBS=(sr sw rr lat)
+if [ -n "$ONLY_JOBS" ]; then read -ra JOBS <<<"${ONLY_JOBS//[,+]/ }"; fi
 declare -A ARGS=(
 	[sr]="--rw=read --bs=1M --iodepth=8"
 	[sw]="--rw=write --bs=1M --iodepth=8"

@@ -15,11 +15,13 @@ cpu_stat() {
 # they ran and the time they were ready to run but waited for a CPU (schedstat, measured by
 # the scheduler's clock: utime and stime are sampled at timer ticks, which under emulation
 # charge a short-lived task with whole ticks), and how often they were switched out.  Per
-# I/O they show what the daemon costs and what its thread hand-offs cost.
+# I/O they show what the daemon costs and what its thread hand-offs cost.  Threads that come
+# and go (io_uring's io-wq workers) count only while they exist.
 proc_sched() {
 	local t r=0 w=0 cs=0 a b c
 	for t in /proc/"$1"/task/*; do
-		read -r a b _ <"$t/schedstat" 2>/dev/null || continue
+		# (the error redirection first: a vanished thread's file fails to open)
+		read -r a b _ 2>/dev/null <"$t/schedstat" || continue
 		# a thread may end between the two reads
 		c=$(awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }' \
 			"$t/status" 2>/dev/null) || continue
