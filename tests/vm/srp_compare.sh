@@ -20,7 +20,7 @@
 # e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
 # base_opt=KEY:VALUE (repeatable) add a driver attribute to utgtd's or the base's ib_srpt
 # (e.g. opt=threads:2); jobs=A+B only those of sr, sw, rr, lat (short development runs; `,` or `+`
-# between them, `+` inside UTGT_VM_ARGS, which splits at commas).
+# between them, `+` inside UTGT_VM_ARGS, which splits at commas); perf=0 skips perftest.
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
 . /src/tests/vm/lib/compare.sh
@@ -30,7 +30,7 @@ BASE_PID=
 trap 'for p in $UTGTD_PID $BASE_PID; do kill -KILL "$p" 2>/dev/null || true; done; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 ROUNDS=$([ "$QUICK" = 1 ] && echo 2 || echo 5)
 RUNTIME=$([ "$QUICK" = 1 ] && echo 4 || echo 8)
-BASE= OPT= BASE_OPT= ONLY_JOBS=
+BASE= OPT= BASE_OPT= ONLY_JOBS= PERF=1
 for a in "$@"; do
 	case $a in
 	rounds=*) ROUNDS=${a#rounds=} ;;
@@ -39,6 +39,7 @@ for a in "$@"; do
 	opt=*) OPT+="${a#opt=} " ;;
 	base_opt=*) BASE_OPT+="${a#base_opt=} " ;;
 	jobs=*) ONLY_JOBS=${a#jobs=} ;;
+	perf=0) PERF=0 ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] || fail "rounds=$ROUNDS secs=$RUNTIME"
@@ -183,8 +184,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 	for t in "${TG[@]}"; do
 		# shellcheck disable=SC2086
-		say "round $r, $t: $(last ${V[$t,sr]}) MB/s read, $(last ${V[$t,sw]}) MB/s write," \
-			"$(last ${V[$t,rr]}) IOPS, $(last ${V[$t,lat]}) us QD1"
+		say "round $r, $t: $(last ${V[$t,sr]:-}) MB/s read, $(last ${V[$t,sw]:-}) MB/s write," \
+			"$(last ${V[$t,rr]:-}) IOPS, $(last ${V[$t,lat]:-}) us QD1"
 	done
 done
 say "measured in $((SECONDS - t0)) s"
@@ -192,6 +193,7 @@ say "measured in $((SECONDS - t0)) s"
 step "where utgtd's threads are during a QD1 run (20 samples: state, system call number)"
 fio --name=diag --filename="${DEV[utgtd]}" --direct=1 --ioengine=libaio --rw=randread --bs=4k \
 	--iodepth=1 --time_based --runtime=6 >/dev/null 2>&1 &
+diag=$!
 sleep 1
 for i in $(seq 1 20); do
 	for th in /proc/"$UTGTD_PID"/task/*; do
@@ -200,15 +202,15 @@ for i in $(seq 1 20); do
 	done
 	sleep 0.2
 done | sort | uniq -c | sort -rn | head -20
-wait
+wait "$diag" # not a bare wait: the daemons are this shell's children too
 for th in /proc/"$UTGTD_PID"/task/*; do
 	echo "  thread $(cat "$th/comm") $(awk '{ print "utime", $14, "stime", $15 }' "$th/stat")"
 done
 
-step "perftest on the same link (1 MiB messages, 3 runs each)"
-PERF_N=$([ "$QUICK" = 1 ] && echo 100 || echo 200)
 pr=() pw=()
-for r in 1 2 3; do
+[ "$PERF" = 1 ] && step "perftest on the same link (1 MiB messages, 3 runs each)"
+PERF_N=$([ "$QUICK" = 1 ] && echo 100 || echo 200)
+for r in $([ "$PERF" = 1 ] && echo 1 2 3); do
 	pr+=("$(perf ib_read_bw 1048576 "$PERF_N")")
 	pw+=("$(perf ib_write_bw 1048576 "$PERF_N")")
 done
