@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/ut_ring.h"
 #include "transports/rdma/rdma_int.h"
@@ -24,7 +25,8 @@ static void which_ring(void *arg)
 Test(rdma_thread, own_threads)
 {
 	struct rdma_srv_cfg cfg = {
-	    .name = "test", .threads = 2, .pool_chunk = 4096, .pool_max = 4096};
+	    .name = "test", .threads = 2, .pin = true, .pool_chunk = 4096, .pool_max = 4096};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char err[64];
 	struct rdma_srv *s = rdma_srv_start(&cfg, &OPS, NULL, err, sizeof(err));
 	struct ut_thread *seen0 = NULL, *seen1 = NULL;
@@ -41,6 +43,7 @@ Test(rdma_thread, own_threads)
 		rdma_thread_call_sync(&s->threads[i], which_ring, &r);
 		cr_assert_not_null(r, "thread %d has a ring of its own", i);
 		cr_assert_eq(r, s->threads[i].own.ring);
+		cr_assert_eq(s->threads[i].own.cpu, i % ncpu, "thread %d pinned to its CPU", i);
 	}
 	rdma_srv_stop(s);
 }

@@ -48,6 +48,7 @@ Test(srp_transport, defaults)
 		cr_assert_eq(srpt_default_threads(), want);
 	}
 	cr_assert_eq(o.rdma.poll_us, 0);
+	cr_assert_not(o.rdma.pin, "event threads left to the scheduler");
 	cr_assert_not(o.rdma.srq);
 	cr_assert_eq(o.lim.req_lim, 128);
 	cr_assert_eq(o.lim.max_it_iu_len, 65536);
@@ -70,7 +71,7 @@ Test(srp_transport, every_attribute)
 		     "\tthreads 2\n\tpoll_us 50\n\tsrq 1\n\tsrq_size 512\n"
 		     "\tqueue_depth 64\n\tmax_req_size 16K\n\tmax_rsp_size 512\n"
 		     "\tmax_channels 4\n\timmediate_data 0\n\tpool_mb 32\n"
-		     "\tmax_inline 64\n\tlogout_wait 9\n"
+		     "\tmax_inline 64\n\tlogout_wait 9\n\tpin 1\n"
 		     "\tTARGET fe80::2:c903:f:41a7 {\n\t\tenabled 1\n\t}\n}\n",
 		     &c, &d);
 	struct srpt_opts o;
@@ -96,6 +97,7 @@ Test(srp_transport, every_attribute)
 	cr_assert_eq(o.rdma.pool_max, 32u << 20);
 	cr_assert_eq(o.rdma.max_inline, 64);
 	cr_assert_eq(o.logout_wait, 9);
+	cr_assert(o.rdma.pin);
 	tgt_config_free(cfg);
 }
 
@@ -129,6 +131,7 @@ Test(srp_transport, errors_with_lines)
 		     "ib_srpt: max_req_size: '32' is not a number from 64 to 1048576");
 	expect_error("\tthreads lots", 7, "ib_srpt: threads: 'lots' is not a number from 1 to 64");
 	expect_error("\tsrq maybe", 7, "ib_srpt: srq: expected a boolean, got 'maybe'");
+	expect_error("\tpin cpu0", 7, "ib_srpt: pin: expected a boolean, got 'cpu0'");
 	expect_error("\timmediate_data 2", 7,
 		     "ib_srpt: immediate_data: expected a boolean, got '2'");
 }

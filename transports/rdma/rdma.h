@@ -122,6 +122,7 @@ struct rdma_srv_cfg {
 	struct sockaddr_storage listen[RDMA_MAX_LISTEN_CFG];
 	unsigned nlisten;
 	unsigned threads; /* event threads, >= 1 */
+	bool pin;	  /* own threads pinned, thread i to CPU i modulo the CPUs online */
 	/* Run on these `threads` running ut_threads instead of starting our own (NULL: own).
 	 * They must outlive rdma_srv_stop. */
 	struct ut_thread *const *run_on;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/ut_log.h"
 #include "common/ut_ring.h"
@@ -124,6 +125,21 @@ static void attach_fn(void *arg)
 	rdma_cm_tick(t); /* RDMA/CM channel and listeners right away, not after a second */
 }
 
+/* With cfg.pin, thread i on CPU i (modulo the CPUs online), as iSCSI's workers: with a
+ * software device the kernel hands a command to the thread serving its channel in the
+ * context of the CPU the initiator submitted on, and Linux's ib_srp picks a channel per
+ * submitting CPU; a thread that stays on that CPU is woken without an interrupt to the
+ * other one (under emulation, a vCPU the host has to schedule first).  It also keeps all of
+ * a job on one CPU, which costs throughput: an option (docs/srp.md, "Figures"). */
+static int own_cpu(const struct rdma_thread *t)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!t->srv->cfg.pin || n < 1)
+		return -1;
+	return (int)(t->idx % (unsigned long)n);
+}
+
 int rdma_thread_start(struct rdma_thread *t, struct ut_thread *lent)
 {
 	int rc;
@@ -146,7 +162,7 @@ int rdma_thread_start(struct rdma_thread *t, struct ut_thread *lent)
 		if (rc)
 			rdma_log(t->srv, LOG_INFO, "thread %u: no io_uring of its own (%s)", t->idx,
 				 strerror(-rc));
-		rc = ut_thread_start(&t->own, -1);
+		rc = ut_thread_start(&t->own, own_cpu(t));
 		if (rc)
 			return rc;
 	}

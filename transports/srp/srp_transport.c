@@ -3,6 +3,7 @@
  *   TARGET_DRIVER ib_srpt {
  *           listen 0.0.0.0:5555        RDMA/CM address:port (repeatable; default 0.0.0.0:5555)
  *           threads N                  event threads (default: one per CPU, up to 4)
+ *           pin 0                      pin event thread i to CPU i (modulo the CPUs)
  *           poll_us 0                  spin on completion queues this long when idle
  *           srq 0                      shared receive queue per device
  *           srq_size 1024
@@ -39,7 +40,7 @@ static const char *const driver_attrs[] = {
     "enabled",	      "listen",	     "threads",	     "poll_us",	     "srq",
     "srq_size",	      "queue_depth", "max_req_size", "max_rsp_size", "max_channels",
     "immediate_data", "pool_mb",     "max_inline",   "logout_wait",  "max_connections",
-    NULL,
+    "pin",	      NULL,
 };
 
 static const char *const target_attrs[] = {"enabled", "rel_tgt_id", NULL};
@@ -186,6 +187,10 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	if (attr_flag(&drv->attrs, "srq", &b, d))
 		o->rdma.srq = b;
 	else if (tgt_attr_find(&drv->attrs, "srq"))
+		bad++;
+	if (attr_flag(&drv->attrs, "pin", &b, d))
+		o->rdma.pin = b;
+	else if (tgt_attr_find(&drv->attrs, "pin"))
 		bad++;
 	if (attr_flag(&drv->attrs, "immediate_data", &b, d))
 		o->lim.imm = b;
