@@ -66,6 +66,7 @@ struct fake_conn {
 	/* posted operations, completed by fake_settle */
 	struct fake_op ops[FAKE_NSENT];
 	unsigned nops;
+	bool hold_ops; /* leave posted operations uncompleted (a slow send completion) */
 	/* cross-thread calls */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -307,7 +308,7 @@ static inline bool fake_step(void)
 		m->fn(m);
 		any = true;
 	}
-	while (fc.nops) {
+	while (fc.nops && !fc.hold_ops) {
 		struct fake_op o = fc.ops[0];
 
 		memmove(fc.ops, fc.ops + 1, --fc.nops * sizeof(fc.ops[0]));
@@ -423,6 +424,7 @@ static inline void fake_teardown(void)
 {
 	struct srpt_ch *ch = fc.priv;
 
+	fc.hold_ops = false;
 	if (ch && !fc.released) {
 		fk_disconnect(FC);
 		fake_until(all_quiet, "the channel to drain");

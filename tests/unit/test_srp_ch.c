@@ -197,6 +197,43 @@ Test(srp_ch, request_beyond_the_limit_logs_out)
 	expect_logout(SRP_TLO_NO_REASON);
 }
 
+/* A response's credit goes back when it is posted; its request context only when the send
+ * completes.  On a real HCA the initiator's next commands, sent with those credits, can be
+ * received before the send completions are reaped: every one must still find a context. */
+Test(srp_ch, credits_spent_before_send_completions_are_reaped)
+{
+	struct srp_login_rsp rsp;
+	uint8_t iu[64];
+	bool seen[8] = {false};
+
+	fake_login(&rsp);
+	fc.hold_ops = true;
+	for (uint32_t i = 0; i < 4; i++)
+		fake_recv(iu, (uint32_t)tur_iu(iu, 300 + i));
+	fake_wait_sent(4);
+	for (uint32_t i = 4; i < 8; i++) /* the four credits those responses returned */
+		fake_recv(iu, (uint32_t)tur_iu(iu, 300 + i));
+	fake_wait_sent(8);
+	fc.hold_ops = false;
+	fake_settle();
+	cr_assert_not(fc.disconnected, "the channel was logged out");
+	cr_assert_eq(fc.nsent, 8);
+	for (unsigned i = 0; i < fc.nsent; i++) {
+		struct srp_rsp_view v;
+		uint64_t tag;
+
+		cr_assert_eq(srp_parse_rsp(fc.sent[i].b, fc.sent[i].len, &v), SRP_IU_OK,
+			     "IU %u is not an SRP_RSP (type 0x%02x)", i, fc.sent[i].b[0]);
+		tag = srp_tag_u64(v.tag);
+		cr_assert(tag >= 300 && tag < 308 && !seen[tag - 300], "tag %llu",
+			  (unsigned long long)tag);
+		/* GOOD, or the first command's power-on unit attention; never BUSY */
+		cr_assert(v.status == 0 || v.status == 2, "tag %llu status 0x%02x",
+			  (unsigned long long)tag, v.status);
+		seen[tag - 300] = true;
+	}
+}
+
 Test(srp_ch, initiator_logout_drains_and_releases)
 {
 	struct srp_login_rsp rsp;

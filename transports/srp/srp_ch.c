@@ -282,7 +282,11 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 	ch->lim = (struct srp_cmd_limits){
 	    .imm = dec.imm, .imm_data_offset = dec.imm_data_offset, .buf_fmt = ctx->o.lim.buf_fmt};
 	srp_credit_init(&ch->cred, (int32_t)ctx->o.lim.req_lim);
-	ch->nreqs = ctx->o.lim.req_lim + SRPT_RECV_EXTRA;
+	/* A response returns its credit when it is posted but keeps its context until the send
+	 * completes, and the initiator may spend that credit first (on a real HCA its next
+	 * command can be reaped before our send completion): contexts for every request the
+	 * initiator may have outstanding plus every response the send queue can hold. */
+	ch->nreqs = ctx->o.lim.req_lim + ctx->o.lim.req_lim + SRPT_SEND_EXTRA;
 	ch->reqs = calloc(ch->nreqs, sizeof(*ch->reqs));
 	if (!ch->reqs)
 		goto fail;
@@ -366,7 +370,7 @@ static void on_recv(struct rdma_conn *c, struct rdma_buf *b, uint32_t len)
 			return;
 		}
 		r = req_get(ch, b, len);
-		if (!r) { /* cannot happen while credits are honoured */
+		if (!r) { /* cannot happen while credits are honoured (nreqs) */
 			srp_credit_done(&ch->cred);
 			protocol_error(ch, b, SRP_TLO_NO_REASON, "no request context left");
 			return;
