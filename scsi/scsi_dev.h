@@ -213,6 +213,11 @@ enum scsi_alua_state scsi_tpg_state(const struct scsi_dev *dev, const struct scs
  * CHANGED (2A/09) to every nexus when the block count moved.  0, or -1 with err. */
 int scsi_dev_set_size(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen);
 
+/* The caching mode page's WCE set from outside (a TCMU device's emulate_write_cache, as
+ * MODE SELECT would): when it changes, MODE PARAMETERS CHANGED (2A/01) to every nexus.
+ * Returns whether it changed. */
+bool scsi_dev_set_wce(struct scsi_dev *dev, bool wce);
+
 /* UNIT ATTENTION (scsi/spc_ua.c).  Establish for every I_T nexus except `except` (may be
  * NULL), or for one nexus by port names. */
 void scsi_ua_raise_all(struct scsi_dev *dev, const struct scsi_nexus *except, uint8_t asc, uint8_t ascq);

@@ -170,3 +170,17 @@ int scsi_dev_set_size(struct scsi_dev *dev, uint64_t bytes, char *err, size_t er
 		scsi_ua_raise_all(dev, NULL, 0x2a, 0x09); /* CAPACITY DATA HAS CHANGED */
 	return 0;
 }
+
+bool scsi_dev_set_wce(struct scsi_dev *dev, bool wce)
+{
+	bool changed;
+
+	pthread_mutex_lock(&dev->lock);
+	changed = dev->mode.wce != wce;
+	if (changed) /* sbc_write_durable() reads it without the lock */
+		__atomic_store_n(&dev->mode.wce, wce, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&dev->lock);
+	if (changed)
+		scsi_ua_raise_all(dev, NULL, 0x2a, 0x01); /* MODE PARAMETERS CHANGED */
+	return changed;
+}

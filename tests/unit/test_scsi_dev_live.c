@@ -255,3 +255,25 @@ Test(dev_live, setup_differs_names_the_rbd_gateway_attributes)
 	scsi_dev_destroy(c);
 	scsi_dev_destroy(e);
 }
+
+/* WCE set from outside (a TCMU device's emulate_write_cache): the caching page says it, every
+ * nexus gets MODE PARAMETERS CHANGED once, the same value again raises nothing. */
+Test(dev_live, write_cache_from_outside, .init = setup, .fini = teardown)
+{
+	uint8_t m[64];
+	struct th_result r;
+
+	cr_assert(scsi_dev_set_wce(dev, false));
+	r = tur(&a);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x01);
+	r = tur(&b);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x01);
+	r = th_exec(&a, 0, (uint8_t[6]){0x1a, 0x08, 0x08, 0, 64, 0}, 6, SCSI_DIR_READ, m, 64);
+	cr_assert_eq(r.status, SAM_STAT_GOOD);
+	cr_assert_eq(m[4 + 2] & 0x04, 0, "WCE 0 in the caching page");
+	cr_assert_not(scsi_dev_set_wce(dev, false));
+	cr_assert_eq(tur(&a).status, SAM_STAT_GOOD);
+	cr_assert(scsi_dev_set_wce(dev, true));
+	r = th_exec(&b, 0, (uint8_t[6]){0x1a, 0x08, 0x08, 0, 64, 0}, 6, SCSI_DIR_READ, m, 64);
+	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x01);
+}
