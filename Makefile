@@ -168,7 +168,7 @@ vmtest-systemd: vm-image deb
 # The short subset meant for `make test`: open-iscsi login, mkfs, fio verify, one multipath
 # failover, the same login and verify over iSER (ib_iser on soft-RoCE), and LIO serving a
 # utgtd DEVICE through the TCMU ring (tcm_loop /dev/sdX; tcmu.sh alone: `make vmtest T=tcmu`
-# also runs tcmu_tmr, tcmu_iscsi and tcmu_compare).
+# also runs tcmu_tmr, tcmu_iscsi, tcmu_srp and tcmu_compare).
 vmtest-quick: vm-image $(VM_TARGET_DEP)
 	@scripts/vm/vmtest.sh --quick iscsi_login multipath iser_login tcmu.sh
 

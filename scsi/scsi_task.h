@@ -42,9 +42,10 @@ enum scsi_resid {
 
 /* SPC-4 protocol identifiers, for TransportIDs and VPD 83. */
 enum scsi_proto_id {
+	SCSI_PROTO_FCP   = 0x0, /* TCMU: an LIO Fibre Channel fabric */
 	SCSI_PROTO_SRP   = 0x4,
 	SCSI_PROTO_ISCSI = 0x5,
-	SCSI_PROTO_SAS   = 0x6, /* unused; TCMU reports what LIO gives us */
+	SCSI_PROTO_SAS   = 0x6, /* TCMU: the placeholder when the fabric is not known */
 };
 
 struct scsi_lun_table;

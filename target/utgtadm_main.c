@@ -182,7 +182,7 @@ static char *ask(const char *path, const char *req, int timeout_s)
 
 /* ---- tables ---- */
 
-#define MAXCOLS 12
+#define MAXCOLS 14
 
 struct table {
 	unsigned ncols, nrows, cap;
@@ -314,7 +314,7 @@ static void show_sessions(const struct tgt_jv *a)
 /* The LIO user backstores each DEVICE backs through the TCMU ring, when there are any. */
 static void tcmu_rows(const struct tgt_jv *ds)
 {
-	struct table t = {.ncols = 12};
+	struct table t = {.ncols = 13};
 	char b[10][24];
 	unsigned n = 0;
 
@@ -324,15 +324,16 @@ static void tcmu_rows(const struct tgt_jv *ds)
 	}
 	if (!n)
 		return;
-	t_row(&t, "DEVICE", "LIO DEVICE", "UIO", "RING", "DATA", "IN FLIGHT", "CMDS",
+	t_row(&t, "DEVICE", "LIO DEVICE", "UIO", "PROTOCOL", "RING", "DATA", "IN FLIGHT", "CMDS",
 	      "COMPLETED", "ABORTED", "TMRS", "HELD", "REFUSED");
 	for (unsigned i = 0; i < ds->n; i++) {
 		const struct tgt_jv *l = tgt_jv_get(&ds->kids[i], "tcmu");
 		for (unsigned x = 0; l && l->type == JV_ARR && x < l->n; x++) {
 			const struct tgt_jv *e = &l->kids[x];
 			t_row(&t, tgt_jv_str(&ds->kids[i], "name", "?"),
-			      tgt_jv_str(e, "lio_device", "?"), num(b[0], tgt_jv_u64(e, "uio", 0)),
-			      human(b[1], tgt_jv_u64(e, "ring_bytes", 0)),
+			      tgt_jv_str(e, "lio_device", "?"),
+			      tgt_jv_str(e, "uio_name", num(b[0], tgt_jv_u64(e, "uio", 0))),
+			      tgt_jv_str(e, "protocol", "?"), human(b[1], tgt_jv_u64(e, "ring_bytes", 0)),
 			      human(b[2], tgt_jv_u64(e, "data_bytes", 0)),
 			      num(b[3], tgt_jv_u64(e, "in_flight", 0)),
 			      num(b[4], tgt_jv_u64(e, "commands", 0)),

@@ -205,3 +205,69 @@ Test(tcmu_transport, refused_device_served_after_a_live_change)
 	tgt_config_free(cfg2);
 	tgt_config_free(cfg);
 }
+
+/* `show devices` of DEVICE name into buf. */
+static void show(const char *name, char *buf, size_t len)
+{
+	struct ut_json j;
+
+	ut_json_init(&j);
+	ut_json_obj(&j, NULL);
+	tcmu_transport.show_device(name, &j);
+	ut_json_end_obj(&j);
+	snprintf(buf, len, "%s", j.buf);
+	ut_json_free(&j);
+}
+
+/* Wait (bounded: the scan runs every 500 ms) until `show devices` of name contains want. */
+static void wait_show(const char *name, const char *want)
+{
+	char buf[4096];
+	time_t end = time(NULL) + 10;
+
+	for (show(name, buf, sizeof(buf)); !strstr(buf, want); show(name, buf, sizeof(buf))) {
+		cr_assert_lt(time(NULL), end, "no %s in %s", want, buf);
+		usleep(20000);
+	}
+}
+
+/* A served device: once an ib_srpt LUN links to it its nexus says SRP (the scan reads
+ * configfs), and `show devices` names its uio, dev_config and fabric; LIO rewriting its
+ * dev_config (attrib/dev_config while enabled renames the uio device) does not let it go: it
+ * keeps its DEVICE and ring. */
+Test(tcmu_transport, fabric_and_dev_config_rename)
+{
+	char sys[] = "/tmp/utgt-tcmu-sys-XXXXXX", dev[] = "/tmp/utgt-tcmu-devs-XXXXXX";
+	char err[256] = "", p[512];
+	struct captured c;
+	struct diag d;
+	struct fk k;
+	struct tgt_config *cfg = setup(&k, sys, dev, &c, &d);
+
+	uio(sys, 3, "tcm-user/1/lioS/utgt/d0", k.size);
+	put(dev, "uio3", k.mem, k.size);
+	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
+	wait_tail(dev, "uio3", k.head);
+	wait_show("d0", "\"uio_name\":\"uio3\",\"dev_config\":\"d0\",\"fabric\":\"\","
+			"\"protocol\":\"sas\"");
+	/* configfs: srpt/<port>/<port>/lun/lun_0/lioS -> core/user_1/lioS */
+	const char *dirs[] = {"srpt", "srpt/fe80::2", "srpt/fe80::2/fe80::2",
+			      "srpt/fe80::2/fe80::2/lun", "srpt/fe80::2/fe80::2/lun/lun_0"};
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/%s", sys, dirs[i]);
+		cr_assert_eq(mkdir(p, 0755), 0, "%s", p);
+	}
+	snprintf(p, sizeof(p), "%s/srpt/fe80::2/fe80::2/lun/lun_0/lioS", sys);
+	cr_assert_eq(symlink("../../../../../core/user_1/lioS", p), 0);
+	wait_show("d0", "\"fabric\":\"srpt\",\"protocol\":\"srp\"");
+
+	put(sys, "uio3/name", "tcm-user/1/lioS/utgt/other", 26);
+	usleep(1200000); /* two scans */
+	cr_assert(tcmu_transport.uses_device("d0"), "still served by d0");
+	wait_show("d0", "\"uio_name\":\"uio3\",\"dev_config\":\"d0\"");
+
+	tcmu_transport.stop();
+	fk_fini(&k);
+	scsi_core_shutdown();
+	tgt_config_free(cfg);
+}

@@ -107,7 +107,8 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 	d->lun0 = (struct scsi_lun_entry){.lun = 0, .dev = sdev};
 	d->luns = (struct scsi_lun_table){.n = 1, .e = &d->lun0};
 	/* LIO does not tell us who the initiator is (it keeps PR and ACLs itself); one nexus
-	 * per TCMU device, named after it. */
+	 * per TCMU device, named after it.  The protocol is the fabric's once a fabric LUN links
+	 * to the device (tcmu_dev_set_proto()); SAS until then. */
 	d->nx.proto = SCSI_PROTO_SAS;
 	snprintf(d->nx.initiator_name, sizeof(d->nx.initiator_name), "lio-tcmu");
 	snprintf(d->nx.initiator_port, sizeof(d->nx.initiator_port), "lio-tcmu,%s", name);
@@ -123,6 +124,12 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 		d->ring.flags, d->ring.oooc ? "out-of-order" : "in-order",
 		d->ring.read_len ? ", read length reported" : "", max_xfer);
 	return d;
+}
+
+int tcmu_dev_set_proto(struct tcmu_dev *d, int proto)
+{
+	/* a plain word commands read once each; the fabric changes while they run */
+	return (int)__atomic_exchange_n(&d->nx.proto, (enum scsi_proto_id)proto, __ATOMIC_RELAXED);
 }
 
 static void fl_add(struct tcmu_dev *d, struct tcmu_cmd *c)

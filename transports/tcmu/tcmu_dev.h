@@ -61,6 +61,10 @@ unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
  * succeeds.  UINT64_MAX: off (the default).  Call before the first poll. */
 void tcmu_dev_set_hang_lba(struct tcmu_dev *d, uint64_t lba);
 void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *out);
+/* The protocol identifier of the device's nexus (enum scsi_proto_id: the fabric LIO exports
+ * it through, tcmu_lio_fabric()); commands read it for VPD 83 and INQUIRY.  Returns the
+ * previous one. */
+int tcmu_dev_set_proto(struct tcmu_dev *d, int proto);
 bool tcmu_dev_broken(const struct tcmu_dev *d);
 /* Stop taking new commands (removal, shutdown); in-flight ones still complete (held ones are
  * run). */

@@ -8,7 +8,13 @@
  * One event thread (common/ut_thread.h): every TCMU device's /dev/uioN fd (the kernel queued
  * commands), one eventfd (a closing device's completion or a finished abort: time to look
  * whether a device can be freed; completions themselves go into the ring from the thread
- * that finishes them, tcmu_dev.c), and a 500 ms timer that rescans /sys/class/uio for devices created or removed through configfs.
+ * that finishes them, tcmu_dev.c), the TCM-USER netlink socket (tcmu_nl.h: LIO's
+ * ADDED/REMOVED/RECONFIG_DEVICE events, answered when the kernel waits for it), and a 500 ms
+ * timer that rescans /sys/class/uio for devices created or removed through configfs.  A
+ * second thread, the fabric watcher, reads every 500 ms which fabric exports each device (the
+ * protocol identifier of its nexus): creating a fabric LUN holds configfs while the kernel
+ * scans the LUN, whose INQUIRY must come back through the ring, so the ring's thread never
+ * walks configfs.
  * Entries in other subtypes are left alone (tcmu-runner may serve them); a dev_config naming
  * no DEVICE is logged once and not opened. */
 #include <errno.h>
@@ -20,7 +26,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ut_thread.h"
@@ -30,6 +38,9 @@
 #include "transports/tcmu/tcmu_cfg.h"
 #include "transports/tcmu/tcmu_dev.h"
 #include "transports/tcmu/tcmu_lio.h"
+#include "transports/tcmu/tcmu_nl.h"
+#include "transports/tcmu/tcmu_reconfig.h"
+#include "transports/tcmu/tcmu_uapi.h"
 #include "transports/tcmu/tcmu_uio.h"
 
 #define MAX_UIO	  256
@@ -44,10 +55,16 @@ struct tdev {
 	void *map;
 	size_t size;
 	struct tcmu_dev *dev;
+	struct scsi_dev *sdev; /* the DEVICE's LU (RECONFIG_DEVICE changes it) */
 	char device[64]; /* the scst.conf DEVICE it serves ("" when refused) */
 	char lio_name[TCMU_UIO_STR]; /* configfs core/user_N/<lio_name> */
+	unsigned hba;
+	char cfg[TCMU_UIO_STR];	 /* its dev_config after "utgt/", as served */
+	char fabrics[64];	 /* the LIO fabrics whose LUNs link to it (tcmu_lio_fabric) */
+	int proto;		 /* enum scsi_proto_id of its nexus */
 	bool refused; /* ours, but not served (no such DEVICE, bad option, open failed) */
 	bool gone;	 /* removed: drain, then free */
+	bool nl_reply;	 /* the kernel waits for our netlink answers about it (read at attach) */
 	struct tdev *next;
 };
 
@@ -63,10 +80,23 @@ static struct {
 	struct ut_poller drain; /* stopping: ends the loop once nothing is in flight */
 	struct ut_msg stop_msg;
 	int evfd;
+	/* TCM-USER netlink: -1 until target_core_user is there (retried at each scan) */
+	int nl_fd;
+	uint16_t nl_family;
+	uint32_t nl_seq;
+	struct ut_watch nl_watch;
+	bool netlink;	/* the real kernel (tests on a fake tree have none) */
+	bool nl_logged; /* "no netlink" said once */
+	/* The fabric watcher (its own thread: reading configfs can wait on a LUN link that is
+	 * itself waiting for the ring to answer the fabric's first INQUIRY) */
+	pthread_t fab_thread;
+	pthread_cond_t fab_cv;
+	bool fab_stop;
 	bool running;
 	bool retry; /* a live change: refused devices are looked up again at the next scan */
 	struct tdev *devs;
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .evfd = -1};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .fab_cv = PTHREAD_COND_INITIALIZER, .evfd = -1,
+     .nl_fd = -1};
 
 static void wake(void *ctx)
 {
@@ -114,6 +144,9 @@ static void attach(const struct tcmu_uio_info *u)
 	t->next = G.devs;
 	G.devs = t;
 	snprintf(t->lio_name, sizeof(t->lio_name), "%s", nm.dev);
+	snprintf(t->cfg, sizeof(t->cfg), "%s", nm.cfg);
+	t->hba = nm.hba;
+	t->proto = SCSI_PROTO_SAS;
 	td = opts_ok ? tgt_config_device(G.cfg, opt.device) : NULL;
 	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
@@ -124,6 +157,7 @@ static void attach(const struct tcmu_uio_info *u)
 		return;
 	}
 	t->refused = true; /* until served */
+	t->nl_reply = tcmu_lio_wants_reply(G.configfs, nm.hba, nm.dev);
 	if (!opts_ok) {
 		ut_log(LOG_ERR, "tcmu: uio%u: LIO device '%s': dev_config utgt/%s: %s; not opened",
 			u->minor, nm.dev, nm.cfg, opt_err);
@@ -161,6 +195,7 @@ static void attach(const struct tcmu_uio_info *u)
 	}
 	pthread_mutex_lock(&G.lock); /* `show devices` reads it */
 	t->dev = dev;
+	t->sdev = td->dev;
 	pthread_mutex_unlock(&G.lock);
 	if (!t->dev) {
 		ut_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
@@ -245,16 +280,125 @@ static void forget_refused(void)
 	}
 }
 
+/* A served device whose uio name changed: LIO rewrote its dev_config (attrib/dev_config while
+ * enabled; with nl_reply_supported below 1 the kernel does not wait for our refusal).  The
+ * ring and its commands stay ours, so it keeps its DEVICE: the same uio, a new name.  False
+ * when the name is no longer a utgt device of the same LIO name (then it is let go). */
+static bool renamed(struct tdev *t, const struct tcmu_uio_info *u)
+{
+	struct tcmu_uio_name nm;
+
+	if (tcmu_uio_parse_name(u->name, &nm) < 0 || strcmp(nm.subtype, SUBTYPE) ||
+	    strcmp(nm.dev, t->lio_name))
+		return false;
+	if (strcmp(nm.cfg, t->cfg))
+		ut_log(LOG_WARNING,
+			"tcmu: uio%u (%s): LIO now says dev_config utgt/%s; still served as "
+			"utgt/%s by DEVICE %s (re-create the LIO device to change it)",
+			t->minor, t->lio_name, nm.cfg, t->cfg, t->device);
+	pthread_mutex_lock(&G.lock);
+	snprintf(t->uio_name, sizeof(t->uio_name), "%s", u->name);
+	pthread_mutex_unlock(&G.lock);
+	return true;
+}
+
+/* Which fabric exports each served device: its nexus takes that protocol identifier.  Runs
+ * on the fabric watcher thread, never on the ring's: configfs is walked without G.lock and the
+ * result applied under it to the device still there under the same minor and name. */
+static void read_fabrics(void)
+{
+	static struct {
+		unsigned minor, hba;
+		char name[TCMU_UIO_STR];
+		char fab[sizeof(((struct tdev *)0)->fabrics)];
+		int proto;
+	} w[MAX_UIO];
+	unsigned n = 0;
+
+	pthread_mutex_lock(&G.lock);
+	for (struct tdev *t = G.devs; t && n < MAX_UIO; t = t->next) {
+		if (t->gone || !t->dev)
+			continue;
+		w[n].minor = t->minor;
+		w[n].hba = t->hba;
+		snprintf(w[n].name, sizeof(w[n].name), "%s", t->lio_name);
+		n++;
+	}
+	pthread_mutex_unlock(&G.lock);
+	for (unsigned i = 0; i < n; i++)
+		w[i].proto =
+		    (int)tcmu_lio_fabric(G.configfs, w[i].hba, w[i].name, w[i].fab, sizeof(w[i].fab));
+	pthread_mutex_lock(&G.lock);
+	for (unsigned i = 0; i < n; i++) {
+		for (struct tdev *t = G.devs; t; t = t->next) {
+			if (t->gone || !t->dev || t->minor != w[i].minor || strcmp(t->lio_name, w[i].name))
+				continue;
+			if (t->proto == w[i].proto && !strcmp(t->fabrics, w[i].fab))
+				break;
+			snprintf(t->fabrics, sizeof(t->fabrics), "%s", w[i].fab);
+			t->proto = w[i].proto;
+			tcmu_dev_set_proto(t->dev, w[i].proto);
+			ut_log(LOG_INFO,
+				"tcmu: uio%u (%s): LUNs of fabric(s) '%s': protocol identifier %s",
+				t->minor, t->lio_name, w[i].fab,
+				tcmu_lio_proto_name((enum scsi_proto_id)w[i].proto));
+			break;
+		}
+	}
+	pthread_mutex_unlock(&G.lock);
+}
+
+static void *fabric_watcher(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&G.lock);
+	while (!G.fab_stop) {
+		struct timespec ts;
+
+		pthread_mutex_unlock(&G.lock);
+		read_fabrics();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += RESCAN_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_mutex_lock(&G.lock);
+		if (!G.fab_stop)
+			pthread_cond_timedwait(&G.fab_cv, &G.lock, &ts);
+	}
+	pthread_mutex_unlock(&G.lock);
+	return NULL;
+}
+
+static void fabric_stop(void)
+{
+	pthread_mutex_lock(&G.lock);
+	G.fab_stop = true;
+	pthread_cond_signal(&G.fab_cv);
+	pthread_mutex_unlock(&G.lock);
+	pthread_join(G.fab_thread, NULL);
+}
+
+static void nl_try_open(void);
+
 static void rescan(void)
 {
 	static struct tcmu_uio_info u[MAX_UIO];
 	unsigned n = tcmu_uio_scan(G.sysfs, u, MAX_UIO);
 
+	nl_try_open();
 	forget_refused();
 	for (struct tdev *t = G.devs; t; t = t->next) {
+		const struct tcmu_uio_info *other = NULL;
 		bool present = false;
-		for (unsigned i = 0; i < n && !present; i++)
-			present = u[i].minor == t->minor && !strcmp(u[i].name, t->uio_name);
+
+		for (unsigned i = 0; i < n && !present; i++) {
+			if (u[i].minor != t->minor)
+				continue;
+			present = !strcmp(u[i].name, t->uio_name);
+			other = &u[i];
+		}
+		if (!present && other && t->dev && !t->gone)
+			present = renamed(t, other);
 		if (!present)
 			detach(t, "device removed");
 	}
@@ -262,6 +406,122 @@ static void rescan(void)
 		if (!find(u[i].minor, u[i].name))
 			attach(&u[i]);
 	reap_gone();
+}
+
+/* The served device of uio minor, or NULL. */
+static struct tdev *served(uint32_t minor)
+{
+	for (struct tdev *t = G.devs; t; t = t->next)
+		if (t->minor == minor && t->dev && !t->gone)
+			return t;
+	return NULL;
+}
+
+/* One LIO event.  ADDED: scan now (no 500 ms wait); REMOVED: nothing (the uio device going
+ * away detaches it, and it goes only after this answer); RECONFIG: tcmu_reconfig(). */
+static void nl_event(const struct tcmu_nl_event *ev)
+{
+	struct tcmu_uio_name nm;
+	struct tdev *t;
+	char msg[512] = "", reply[128];
+	int status = 0;
+	size_t n;
+
+	if (tcmu_uio_parse_name(ev->device, &nm) < 0 || strcmp(nm.subtype, SUBTYPE))
+		return; /* not ours: tcmu-runner's, if anyone's */
+	switch (ev->cmd) {
+	case TCMU_CMD_ADDED_DEVICE:
+		rescan();
+		status = served(ev->minor) ? 0 : -ENODEV;
+		break;
+	case TCMU_CMD_REMOVED_DEVICE:
+		/* its configfs directory is going: what attach read says whether the kernel waits */
+		for (t = G.devs; t && t->minor != ev->minor; t = t->next)
+			;
+		if (!t || !t->nl_reply || ev->version < 2 || !ev->has_dev_id)
+			return;
+		goto reply;
+	case TCMU_CMD_RECONFIG_DEVICE:
+		if (!(t = served(ev->minor))) {
+			status = -ENODEV;
+			snprintf(msg, sizeof(msg), "not served, reconfiguration refused");
+		} else {
+			status = tcmu_reconfig(t->sdev, t->cfg, ev, msg, sizeof(msg));
+		}
+		ut_log(status ? LOG_ERR : LOG_NOTICE, "tcmu: uio%u (%s): %s", ev->minor, nm.dev,
+			msg);
+		break;
+	default:
+		return;
+	}
+	/* the kernel waits only when the device's nl_reply_supported is above 0; a reply nobody
+	 * waits for costs a kernel log line */
+	if (ev->version < 2 || !ev->has_dev_id || !tcmu_lio_wants_reply(G.configfs, nm.hba, nm.dev))
+		return;
+reply:
+	n = tcmu_nl_build_reply(reply, sizeof(reply), G.nl_family, ++G.nl_seq, ev, status);
+	if (tcmu_nl_send(G.nl_fd, reply, n) < 0)
+		ut_log(LOG_ERR, "tcmu: uio%u (%s): netlink reply: %s", ev->minor, nm.dev,
+			strerror(errno));
+	else
+		ut_log(LOG_INFO, "tcmu: uio%u (%s): replied %d to netlink command %u", ev->minor,
+			nm.dev, status, ev->cmd);
+}
+
+static void on_nl(struct ut_watch *w, uint32_t events)
+{
+	static uint8_t buf[32768];
+	ssize_t r;
+
+	(void)w;
+	(void)events;
+	while ((r = recv(G.nl_fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		size_t off = 0;
+
+		while (off < (size_t)r) {
+			struct tcmu_nl_event ev;
+			bool is_event;
+			long step = tcmu_nl_parse(buf + off, (size_t)r - off, G.nl_family, &ev,
+						  &is_event);
+
+			if (step <= 0)
+				break;
+			if (is_event)
+				nl_event(&ev);
+			off += (size_t)step;
+		}
+	}
+	if (r < 0 && errno == ENOBUFS) /* added/removed devices: the scan finds them anyway */
+		ut_log(LOG_WARNING,
+			"tcmu: netlink events lost (ENOBUFS): a reconfiguration may have been missed");
+}
+
+/* Join TCM-USER's group once target_core_user is loaded; until then LIO's writes of
+ * attrib/dev_size and friends fail with ESRCH (nobody listens). */
+static void nl_try_open(void)
+{
+	char err[256];
+	int fd;
+
+	if (!G.netlink || G.nl_fd >= 0)
+		return;
+	fd = tcmu_nl_open(&G.nl_family, err, sizeof(err));
+	if (fd < 0) {
+		if (!G.nl_logged)
+			ut_log(LOG_INFO, "tcmu: %s; retried at every scan", err);
+		G.nl_logged = true;
+		return;
+	}
+	G.nl_fd = fd;
+	G.nl_watch.fn = on_nl;
+	G.nl_watch.fd = fd;
+	if (ut_thread_watch(&G.ut, &G.nl_watch, EPOLLIN)) {
+		close(fd);
+		G.nl_fd = -1;
+		return;
+	}
+	ut_log(LOG_INFO, "tcmu: listening to LIO's TCM-USER netlink events (family %u)",
+		G.nl_family);
 }
 
 static void reap_all(struct ut_watch *w, uint32_t events)
@@ -326,6 +586,7 @@ static void tcmu_stop(void)
 {
 	if (!G.running)
 		return;
+	fabric_stop();
 	G.stop_msg.fn = stop_fn;
 	ut_thread_post(&G.ut, &G.stop_msg);
 	ut_thread_wait(&G.ut); /* not join: that would end the loop before the drain */
@@ -338,6 +599,10 @@ static void tcmu_stop(void)
 	ut_thread_fini(&G.ut);
 	close(G.evfd);
 	G.evfd = -1;
+	if (G.nl_fd >= 0)
+		close(G.nl_fd);
+	G.nl_fd = -1;
+	G.nl_logged = false;
 	G.running = false;
 	ut_log(LOG_INFO, "tcmu: stopped");
 }
@@ -346,6 +611,7 @@ static void tcmu_stop(void)
 int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, const char *devdir,
 			    const char *configfs, char *err, size_t errlen)
 {
+	bool fab = false;
 	int rc;
 
 	if (G.running) {
@@ -372,6 +638,13 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 	G.rescan.period_ms = RESCAN_MS;
 	ut_thread_add_timer(&G.ut, &G.rescan);
 	rescan(); /* devices configured before utgtd started */
+	G.fab_stop = false;
+	rc = pthread_create(&G.fab_thread, NULL, fabric_watcher, NULL);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the fabric watcher: %s", strerror(rc));
+		goto fail;
+	}
+	fab = true;
 	rc = ut_thread_start(&G.ut, -1);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the event thread: %s", strerror(-rc));
@@ -382,6 +655,8 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 		sysfs, SUBTYPE);
 	return 0;
 fail:
+	if (fab)
+		fabric_stop();
 	for (struct tdev *t = G.devs; t; t = t->next)
 		detach(t, "start failed");
 	reap_gone(); /* nothing can be in flight: no command was taken without the thread */
@@ -389,6 +664,9 @@ fail:
 	if (G.evfd >= 0)
 		close(G.evfd);
 	G.evfd = -1;
+	if (G.nl_fd >= 0)
+		close(G.nl_fd);
+	G.nl_fd = -1;
 	return -1;
 }
 
@@ -396,6 +674,7 @@ static int tcmu_start(const struct tgt_config *cfg, const struct tgt_driver *drv
 		      size_t errlen)
 {
 	(void)drv;
+	G.netlink = true;
 	return tcmu_transport_start_at(cfg, "/sys/class/uio", "/dev", "/sys/kernel/config/target",
 				       err, errlen);
 }
@@ -448,6 +727,7 @@ static void tcmu_show_device(const char *name, struct ut_json *j)
 	pthread_mutex_lock(&G.lock);
 	for (struct tdev *t = G.devs; t; t = t->next) {
 		struct tcmu_dev_stats s;
+		char uio[24];
 
 		if (t->gone || !t->dev || strcmp(t->device, name))
 			continue;
@@ -455,6 +735,11 @@ static void tcmu_show_device(const char *name, struct ut_json *j)
 		ut_json_obj(j, NULL);
 		ut_json_str(j, "lio_device", t->lio_name);
 		ut_json_u64(j, "uio", t->minor);
+		snprintf(uio, sizeof(uio), "uio%u", t->minor);
+		ut_json_str(j, "uio_name", uio);
+		ut_json_str(j, "dev_config", t->cfg);
+		ut_json_str(j, "fabric", t->fabrics);
+		ut_json_str(j, "protocol", tcmu_lio_proto_name((enum scsi_proto_id)t->proto));
 		ut_json_u64(j, "ring_bytes", s.ring_bytes);
 		ut_json_u64(j, "data_bytes", s.data_bytes);
 		ut_json_u64(j, "mailbox_flags", s.flags);
