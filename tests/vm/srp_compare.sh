@@ -102,22 +102,8 @@ mkdir -p $T/core/fileio_0/lio0
 echo "fd_dev_name=$SRP_IMG,fd_dev_size=$((SRP_MB << 20)),fd_buffered_io=1" \
 	>$T/core/fileio_0/lio0/control
 echo 1 >$T/core/fileio_0/lio0/enable
-mkdir -p $T/srpt
-[ -e $T/srpt/discovery_auth/rdma_cm_port ] && echo $LIO_PORT >$T/srpt/discovery_auth/rdma_cm_port
-mkdir $T/srpt/"$GUID"
-mkdir $T/srpt/"$GUID"/"$GUID"
-tpg=$T/srpt/$GUID/$GUID
-mkdir $tpg/lun/lun_0
-# configfs resolves a symlink's target from the current directory
-(cd $tpg/lun/lun_0 && ln -s ../../../../../core/fileio_0/lio0 .)
-# ib_srpt names an RDMA/CM initiator by its address, an IB one by its port GUID or id
-for ini in "$GUEST_IP" "$GUID" "0x0000000000000002${GUID//:/}"; do
-	mkdir "$tpg/acls/$ini" 2>/dev/null || continue
-	mkdir "$tpg/acls/$ini/lun_0"
-	(cd "$tpg/acls/$ini/lun_0" && ln -s ../../../lun/lun_0 .)
-done
-echo 1 >$tpg/enable
-wait_until 20 "LIO listening on :$LIO_PORT" listening $LIO_PORT
+lio_srpt_lun0 $LIO_PORT fileio_0/lio0
+tpg=$LIO_TPG
 # another initiator_ext: ib_srp refuses a second login to the same target port identity
 srp_add "id_ext=${GUID//:/},ioc_guid=${GUID//:/},dest=$GUEST_IP:$LIO_PORT" 0000000000000002
 DEV[lio]=$(srp_disk "$(srp_hosts | tail -1)")

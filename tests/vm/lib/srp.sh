@@ -143,3 +143,24 @@ srp_on_fail() {
 	echo "---- dmesg (ib_srp, rxe)"
 	dmesg | grep -iE 'srp|rxe|scsi' | tail -30 || true
 }
+
+# lio_srpt_lun0 PORT HBA/DEV: LIO's ib_srpt target on rxe0's port ($GUID, the port GID's
+# interface id; ib_srpt names the TPG after the port too) with configfs core/HBA/DEV as LUN 0,
+# open to the guest's own initiator, listening on RDMA/CM PORT.  Sets LIO_TPG.
+lio_srpt_lun0() {
+	local T=/sys/kernel/config/target ini
+	mkdir -p $T/srpt
+	[ -e $T/srpt/discovery_auth/rdma_cm_port ] && echo "$1" >$T/srpt/discovery_auth/rdma_cm_port
+	LIO_TPG=$T/srpt/$GUID/$GUID
+	mkdir -p "$LIO_TPG/lun/lun_0"
+	# configfs resolves a symlink's target from the current directory
+	(cd "$LIO_TPG/lun/lun_0" && ln -s "../../../../../core/$2" .)
+	# ib_srpt names an RDMA/CM initiator by its address, an IB one by its port GUID or id
+	for ini in "$GUEST_IP" "$GUID" "0x0000000000000002${GUID//:/}"; do
+		mkdir "$LIO_TPG/acls/$ini" 2>/dev/null || continue
+		mkdir "$LIO_TPG/acls/$ini/lun_0"
+		(cd "$LIO_TPG/acls/$ini/lun_0" && ln -s ../../../lun/lun_0 .)
+	done
+	echo 1 >"$LIO_TPG/enable"
+	wait_until 20 "LIO listening on :$1" listening "$1"
+}
