@@ -3,6 +3,7 @@
  * CHANGED), size (CAPACITY DATA HAS CHANGED).  Called by live administration (utgtadm,
  * in the daemon above), never on the I/O path; what commands read without a lock is replaced
  * by publication (the ALUA group) or under the LU's identity lock. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,7 +143,24 @@ bool scsi_dev_set_alua(struct scsi_dev *dev, const struct scsi_alua_group *g)
 	return changed;
 }
 
+/* Resizes come from the admin socket (set/resize/resync, a reload) and from LIO's
+ * RECONFIG_DEVICE on the TCMU thread.  They are rare: one at a time, across all devices, keeps
+ * the store's resize and the block count it publishes in the same order. */
+static pthread_mutex_t resize_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int set_size_locked(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen);
+
 int scsi_dev_set_size(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&resize_mu);
+	rc = set_size_locked(dev, bytes, err, errlen);
+	pthread_mutex_unlock(&resize_mu);
+	return rc;
+}
+
+static int set_size_locked(struct scsi_dev *dev, uint64_t bytes, char *err, size_t errlen)
 {
 	struct backstore *bs = dev->bs;
 	uint64_t old, medium;

@@ -4,6 +4,7 @@
  * enforced, and announced with ASYMMETRIC ACCESS STATE CHANGED.  Size: READ CAPACITY follows
  * and CAPACITY DATA HAS CHANGED is raised; a store that cannot resize says so. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #include "scsi_harness.h"
 
@@ -178,6 +179,46 @@ Test(dev_live, fileio_grows_and_resyncs, .init = setup_fileio, .fini = teardown)
 	r = tur(&a);
 	th_assert_sense(r, SK_UNIT_ATTENTION, 0x2a, 0x09);
 	cr_assert_eq(capacity_blocks(&a) * 512, 12 << 20);
+}
+
+struct resizer {
+	uint64_t sizes[2];
+	int fails;
+};
+
+static void *resize_loop(void *arg)
+{
+	struct resizer *r = arg;
+	char err[256];
+
+	for (int i = 0; i < 2000; i++)
+		if (scsi_dev_set_size(dev, r->sizes[i & 1], err, sizeof(err)) != 0)
+			r->fails++;
+	return NULL;
+}
+
+/* The admin socket and LIO's RECONFIG_DEVICE resize from different threads: whichever
+ * finishes last, the configured size and the block count are the store's size, never the
+ * other resize's. */
+Test(dev_live, concurrent_resizes_leave_size_and_blocks_agreeing, .init = setup_fileio,
+     .fini = teardown)
+{
+	struct resizer r1 = {{8 << 20, 12 << 20}, 0}, r2 = {{16 << 20, 20 << 20}, 0};
+	pthread_t t1, t2;
+
+	cr_assert_eq(pthread_create(&t1, NULL, resize_loop, &r1), 0);
+	cr_assert_eq(pthread_create(&t2, NULL, resize_loop, &r2), 0);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	cr_assert_eq(r1.fails + r2.fails, 0);
+	/* the configured size (what a resync keeps and a reload compares) is the one in force */
+	cr_assert_eq(dev->size_cfg, dev->bs->size, "configured %llu, store %llu",
+		     (unsigned long long)dev->size_cfg, (unsigned long long)dev->bs->size);
+	cr_assert_eq(dev->nr_blocks, dev->bs->size >> dev->block_shift,
+		     "%llu blocks for a %llu-byte store", (unsigned long long)dev->nr_blocks,
+		     (unsigned long long)dev->bs->size);
+	th_clear_ua(&a, 0); /* CAPACITY DATA HAS CHANGED */
+	cr_assert_eq(capacity_blocks(&a) * 512, dev->bs->size);
 }
 
 Test(dev_live, ramdisk_cannot_resize, .init = setup_ramdisk, .fini = teardown)
