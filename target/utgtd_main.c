@@ -38,7 +38,7 @@
 #include "target/tgt_run.h"
 
 #define DEFAULT_CONFIG	"/etc/utgt/scst.conf"
-#define DEFAULT_WORKERS 4
+#define DEFAULT_CORE_THREADS 4
 #define DEFAULT_STATE_DIR "/var/lib/utgt"
 
 enum check_mode { CHECK_NONE, CHECK_BASIC, CHECK_FULL };
@@ -49,7 +49,7 @@ struct opts {
 	bool show_srp_login;
 	bool foreground;
 	const char *pid_file;
-	unsigned workers;
+	unsigned core_threads;
 	const char *state_dir;
 	const char *admin_socket; /* NULL: <state-dir>/utgtd.sock; "none": no socket */
 };
@@ -65,7 +65,11 @@ static void usage(FILE *out)
 	    "      --show-srp-login  print the add_target line of each ib_srpt target\n"
 	    "  -f, --foreground      stay in the foreground and log to stderr\n"
 	    "  -p, --pid-file FILE   write the daemon's pid to FILE\n"
-	    "  -w, --workers N       SCSI core worker threads (default %d)\n"
+	    "  -w, --core-threads N  threads for the commands that block (COMPARE AND WRITE,\n"
+	    "                        EXTENDED COPY, PERSISTENT RESERVE OUT, ...), default %d;\n"
+	    "                        not the network threads: those are worker_threads of\n"
+	    "                        TARGET_DRIVER iscsi and threads of ib_srpt in the\n"
+	    "                        configuration (--workers is the old spelling)\n"
 	    "  -s, --state-dir DIR   persistent state (APTPL reservations in DIR/pr)\n"
 	    "                        (default " DEFAULT_STATE_DIR ")\n"
 	    "      --admin-socket PATH  Unix socket utgtadm talks to (default\n"
@@ -75,7 +79,7 @@ static void usage(FILE *out)
 	    "Signals: SIGTERM/SIGINT stop (drain, flush, exit 0); SIGHUP re-reads the\n"
 	    "configuration file and applies the difference (a file with errors changes nothing).\n"
 	    "See utgtd(8) and utgt-scst.conf(5).\n",
-	    DEFAULT_WORKERS);
+	    DEFAULT_CORE_THREADS);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -83,7 +87,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 	    {"config", required_argument, NULL, 'c'},  {"check", optional_argument, NULL, 'C'},
 	    {"foreground", no_argument, NULL, 'f'},    {"pid-file", required_argument, NULL, 'p'},
-	    {"workers", required_argument, NULL, 'w'}, {"version", no_argument, NULL, 'V'},
+	    {"core-threads", required_argument, NULL, 'w'},
+	    {"workers", required_argument, NULL, 'w'}, /* the old spelling */
+	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},	       {"state-dir", required_argument, NULL, 's'},
 	    {"show-srp-login", no_argument, NULL, 'S'}, {"admin-socket", required_argument, NULL, 'A'},
 	    {NULL, 0, NULL, 0},
@@ -92,7 +98,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	uint64_t v;
 
 	*o = (struct opts){
-	    .config = DEFAULT_CONFIG, .workers = DEFAULT_WORKERS, .state_dir = DEFAULT_STATE_DIR};
+	    .config = DEFAULT_CONFIG, .core_threads = DEFAULT_CORE_THREADS, .state_dir = DEFAULT_STATE_DIR};
 	while ((c = getopt_long(argc, argv, "c:fp:w:s:Vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -131,11 +137,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &v) || v == 0 || v > 256) {
-				fprintf(stderr, "utgtd: --workers wants 1..256, not '%s'\n",
+				fprintf(stderr, "utgtd: --core-threads wants 1..256, not '%s'\n",
 					optarg);
 				return 1;
 			}
-			o->workers = (unsigned)v;
+			o->core_threads = (unsigned)v;
 			break;
 		case 'V':
 			printf("utgtd %s\n", UTGT_VERSION);
@@ -499,7 +505,7 @@ static int run_daemon(const struct opts *o)
 		ut_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		goto out;
 	}
-	if (scsi_core_init(o->workers) != 0) {
+	if (scsi_core_init(o->core_threads) != 0) {
 		ut_log(LOG_ERR, "SCSI core initialisation failed");
 		goto out;
 	}

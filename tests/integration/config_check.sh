@@ -154,6 +154,15 @@ echo "-- options"
 "$UTGTD" --version | grep -q '^utgtd ' && ok "--version" || bad "--version"
 "$UTGTD" --help | grep -q -- '--check' && ok "--help" || bad "--help"
 if "$UTGTD" --check=fast -c conf/demo-ramdisk.conf >/dev/null 2>&1; then bad "--check=fast accepted"; else ok "--check=fast refused"; fi
+# the SCSI core pool: --core-threads, with --workers (its old spelling) still accepted
+for o in --core-threads --workers -w; do
+	if "$UTGTD" $o 2 --check -c conf/demo-ramdisk.conf >/dev/null 2>&1; then ok "$o 2"; else bad "$o 2 refused"; fi
+done
+if out=$("$UTGTD" --workers 0 --check -c conf/demo-ramdisk.conf 2>&1); then
+	bad "--workers 0 accepted"
+else
+	[[ $out == *"--core-threads wants 1..256"* ]] && ok "--workers 0 refused by its new name" || bad "--workers 0: $out"
+fi
 
 echo "-- foreground run: start, SIGHUP, SIGTERM"
 port=$(pick_port) || { bad "no free port"; exit 1; }
