@@ -2,8 +2,12 @@
  * initiator's MaxRecvDataSegmentLength and MaxBurstLength, F bits at sequence ends, status
  * and residual in the last PDU, StatSN reserved at queue time; partial writes; discard. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "transports/iscsi/iscsi_digest.h"
 #include "transports/iscsi/iscsi_tcp.h"
@@ -328,4 +332,66 @@ Test(iscsi_tcp_tx, backlog_by_bytes)
 	cr_assert_eq(f.tc.tx.qbytes, 7 * sizeof(data));
 	iscsit_tcp_discard(&f.c);
 	cr_assert_eq(f.tc.tx.qbytes, 0);
+}
+
+/* A round's answers go out in one sendmsg() while the socket takes them; when it fills, the
+ * batch stops where the socket did (inside a header or a data segment), the connection waits
+ * for EPOLLOUT, and the rest follows in order, each completion run once, after its last
+ * byte. */
+Test(iscsi_tcp_tx, batch_cut_by_a_full_socket)
+{
+	static struct txfix f;
+	static uint8_t big[300 * 1024 + 1], want[1 << 20], got[1 << 20];
+	static uint8_t small[4096];
+	uint8_t hdr[48] = {0};
+	size_t want_len, got_len = 0;
+	int sv[2], sz = 4096, rounds = 0;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 1);
+	for (size_t i = 0; i < sizeof(small); i++)
+		small[i] = (uint8_t)(i * 13 + 5);
+	fx_init(&f, 1 << 20, 1 << 20, true, true);
+	f.tc.fd = sv[0];
+	sent_count = 0;
+	/* 40 READ-sized answers with a large segment in the middle, digests on */
+	for (int i = 0; i < 40; i++) {
+		hdr[0] = ISCSI_OP_DATA_IN;
+		hdr[19] = (uint8_t)i;
+		if (i == 20)
+			queue_pdu(&f.c, hdr, big, sizeof(big), count_sent);
+		else
+			queue_pdu(&f.c, hdr, small, sizeof(small), count_sent);
+	}
+	want_len = flatten(&f.c, want, sizeof(want));
+	cr_assert_gt(want_len, 40 * (48 + 4096));
+
+	for (;;) {
+		ssize_t r;
+
+		cr_assert_eq(iscsit_tcp_flush(&f.c), 0);
+		if (!f.tc.tx.blocked)
+			break;
+		rounds++;
+		cr_assert_lt(sent_count, 40, "a blocked batch has answers left");
+		/* the initiator reads what is there: the socket becomes writable again */
+		while ((r = read(sv[1], got + got_len, sizeof(got) - got_len)) > 0)
+			got_len += (size_t)r;
+		cr_assert(r < 0 && errno == EAGAIN);
+		cr_assert_lt(rounds, 100000);
+	}
+	cr_assert_gt(rounds, 1, "the socket filled up (%d times)", rounds);
+	cr_assert_eq(sent_count, 40, "every answer completed once");
+	for (ssize_t r; (r = read(sv[1], got + got_len, sizeof(got) - got_len)) > 0;)
+		got_len += (size_t)r;
+	cr_assert_eq(got_len, want_len);
+	cr_assert_eq(memcmp(got, want, want_len), 0, "the byte stream is the batch, in order");
+	cr_assert_eq(f.c.tx_bytes, want_len);
+	cr_assert_eq(f.c.tx_pdus, 40);
+	close(sv[0]);
+	close(sv[1]);
 }
