@@ -332,6 +332,7 @@ void iscsit_conn_maybe_free(struct iscsit_conn *c)
 		iscsit_session_release(s);
 	c->xp->release(c);
 	iscsit_rx_free(&c->rx);
+	iscsit_task_cache_free(c);
 	iscsit_tgt_put(c->tgt);
 	free(c);
 	atomic_fetch_sub(&w->nconns, 1);

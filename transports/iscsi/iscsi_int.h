@@ -396,6 +396,8 @@ struct iscsit_conn {
 	uint64_t rx_throttled; /* times input stopped for tx_full */
 	uint32_t login_cmd_sn; /* ExpCmdSN before a session exists */
 	unsigned ntasks;       /* tasks alive (any state) */
+	void *task_cache;      /* freed tasks kept for reuse (iscsi_cmd.c) */
+	unsigned ntask_cache;
 	unsigned ntmf;	       /* TMFs in the core */
 	struct iscsit_rx rx;
 	uint64_t tx_pdus, tx_bytes; /* counted by the transport */
@@ -584,6 +586,8 @@ int iscsit_cmd_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
 int iscsit_dataout_header(struct iscsit_conn *c, struct iscsit_rx *rx);
 int iscsit_dataout_pdu(struct iscsit_conn *c, struct iscsit_rx *rx);
 void iscsit_task_free(struct iscsit_task *t);
+/* Free the tasks a connection kept for reuse (when the connection goes). */
+void iscsit_task_cache_free(struct iscsit_conn *c);
 void iscsit_task_submit(struct iscsit_task *t); /* its CmdSN turn came */
 struct iscsit_task *iscsit_task_find(struct iscsit_conn *c, uint32_t itt);
 void iscsit_conn_drop_tasks(struct iscsit_conn *c); /* closing: free tasks not in the core */
