@@ -29,7 +29,7 @@ trap cleanup EXIT INT TERM
 for t in valgrind python3; do
 	command -v $t >/dev/null || { echo "missing $t"; exit 1; }
 done
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. scripts/bench/lib.sh
 K=0
 
 # Ir of one whole utgtd life under callgrind (into IR): start, a warm-up session of 200 I/Os,
@@ -37,7 +37,7 @@ K=0
 life() { # rw depth n
 	local port url
 	K=$((K + 1))
-	port=$(free_port) # a port of its own each time: the last life's may still be in use
+	port=$(bench_free_port) # a port of its own each time: the last life's may still be in use
 	url=iscsi://127.0.0.1:$port/$IQN/0
 	cat >"$W/u.$K.conf" <<EOF
 HANDLER ramdisk {
@@ -57,8 +57,7 @@ EOF
 	valgrind --tool=callgrind --callgrind-out-file="$W/cg.$K" \
 		"$UTGTD" -f -c "$W/u.$K.conf" --state-dir "$W" --admin-socket none >"$W/log.$K" 2>&1 &
 	VPID=$!
-	for _ in $(seq 1200); do grep -q "listening on" "$W/log.$K" && break; sleep 0.1; done
-	grep -q "listening on" "$W/log.$K" || { echo "utgtd did not start"; cat "$W/log.$K"; exit 1; }
+	bench_wait_listening "$W/log.$K" 1200
 	"$BENCH" --name=warm --filename="$url" --rw="$1" --bs=4k --iodepth="$2" --number_ios=200 \
 		--size=32m --output-format=terse --progress=never >/dev/null 2>&1
 	"$BENCH" --name=m --filename="$url" --rw="$1" --bs=4k --iodepth="$2" --number_ios="$3" \

@@ -32,7 +32,8 @@ trap cleanup EXIT INT TERM
 for t in perf python3; do
 	command -v $t >/dev/null || { echo "missing $t"; exit 1; }
 done
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+. scripts/bench/lib.sh
+port=$(bench_free_port)
 url=iscsi://127.0.0.1:$port/$IQN/0
 case $LU in
 ramdisk) dev="HANDLER ramdisk {
@@ -62,8 +63,7 @@ $([ -n "${POLL_US:-}" ] && printf '\tpoll_us %s\n' "$POLL_US")
 EOF
 "$UTGTD" -f -c "$W/u.conf" --state-dir "$W" --admin-socket none >"$W/log" 2>&1 &
 UPID=$!
-for _ in $(seq 300); do grep -q "listening on" "$W/log" && break; sleep 0.1; done
-grep -q "listening on" "$W/log" || { echo "utgtd did not start"; cat "$W/log"; exit 1; }
+bench_wait_listening "$W/log"
 
 EV=task-clock,context-switches,raw_syscalls:sys_enter
 for s in readv recvfrom recvmsg sendmsg writev epoll_wait epoll_pwait io_uring_enter futex read write epoll_ctl; do
