@@ -61,7 +61,9 @@ stop_cluster() {
 
 # a TCP port on 127.0.0.1 that nothing listens on, with the next one free too (msgr v1)
 free_port_pair() {
-	local p=$((30000 + ($$ % 1000) * 20))
+	# below the ephemeral range (32768 and up): a port there can become some client's source
+	# port between this check and the monitor's bind
+	local p=$((24000 + ($$ % 400) * 20))
 	while ss -Htan "sport = :$p" | grep -q . || ss -Htan "sport = :$((p + 1))" | grep -q .; do
 		p=$((p + 2))
 	done

@@ -55,25 +55,10 @@ cleanup() {
 # would let the script carry on after cleaning up)
 trap cleanup EXIT
 
-# Two free TCP ports on 127.0.0.1, starting from a per-process offset.
-free_port() {
-	python3 - "$1" <<'EOF'
-import socket, sys
-start = int(sys.argv[1])
-for p in range(start, 65000):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-EOF
-}
-P1=$(free_port $((20000 + $$ % 20000)))
-P2=$(free_port $((P1 + 1)))
+# Two free TCP ports on 127.0.0.1
+. tests/integration/lib/ports.sh
+pick_port P1
+pick_port P2
 
 truncate -s 16M "$WORK/ro.img"
 # One target per LU, so the ALL runs can go in parallel: a TARGET COLD RESET (PreventAllow,

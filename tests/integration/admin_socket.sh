@@ -204,7 +204,7 @@ echo "-- utgtadm usage and exit codes"
 [ $rc = 2 ] && grep -q "cannot connect" "$UT_DIR/err" && ok "no daemon: exit 2, $(cat "$UT_DIR/err")" || bad "no daemon: rc $rc"
 
 echo "-- one daemon per socket"
-P2=$(free_port $((UT_PORT + 1)))
+pick_port P2
 sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P2/" "$UT_DIR/utgtd.conf" >"$UT_DIR/second.conf"
 "$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket "$UT_SOCK" --state-dir "$UT_DIR/state2" \
 	>"$UT_DIR/second.log" 2>&1 &
@@ -232,7 +232,7 @@ ILIB_PIDS+=("$UT_PID")
 for _ in $(seq 600); do adm version >/dev/null 2>&1 && break; sleep 0.1; done
 [ "$(adm version --json | jq -r .pid)" = "$UT_PID" ] && ok "new daemon took over the stale socket" || bad "stale socket: $(cat "$UT_DIR/third.log")"
 stop_utgtd || bad "third daemon did not stop"
-P3=$(free_port $((UT_PORT + 2)))
+pick_port P3
 sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P3/" "$UT_DIR/utgtd.conf" >"$UT_DIR/none.conf"
 "$UTGTD" -f -c "$UT_DIR/none.conf" --admin-socket none --state-dir "$UT_DIR/state" >"$UT_DIR/none.log" 2>&1 &
 UT_PID=$!

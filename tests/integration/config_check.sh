@@ -39,16 +39,7 @@ wait_for() {
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_port() {
-	local p=$((20000 + ($$ * 7) % 30000))
-	for _ in $(seq 200); do
-		port_free "$p" && { echo "$p"; return 0; }
-		p=$((p + 1))
-	done
-	return 1
-}
+. tests/integration/lib/ports.sh
 
 [ -x "$UTGTD" ] || { echo "$UTGTD not built"; exit 1; }
 
@@ -165,7 +156,7 @@ else
 fi
 
 echo "-- foreground run: start, SIGHUP, SIGTERM"
-port=$(pick_port) || { bad "no free port"; exit 1; }
+pick_port port || { bad "no free port"; exit 1; }
 sed "s/127.0.0.1:3260/127.0.0.1:$port/" conf/demo-ramdisk.conf | sed 's/size_mb 128/size_mb 16/' >"$tmp/demo.conf"
 "$UTGTD" -f -c "$tmp/demo.conf" --admin-socket "$tmp/fg.sock" --state-dir "$tmp/state" >"$tmp/log" 2>&1 &
 pid=$!
@@ -207,7 +198,7 @@ echo "-- SIGTERM with I/O in flight: the transport drains, utgtd exits 0"
 if grep -q "driver iscsi: not served by this build" "$tmp/log" || ! command -v iscsi-perf >/dev/null; then
 	echo "  skip: needs the iSCSI transport and iscsi-perf"
 else
-	port=$(pick_port) || { bad "no free port"; exit 1; }
+	pick_port port || { bad "no free port"; exit 1; }
 	sed "s/127.0.0.1:3260/127.0.0.1:$port/; s/size_mb 128/size_mb 16/; s/^\tlisten/\tlogout_wait 5\n\tlisten/" \
 		conf/demo-ramdisk.conf >"$tmp/busy.conf"
 	"$UTGTD" -f -c "$tmp/busy.conf" --admin-socket "$tmp/busy.sock" --state-dir "$tmp/busy-state" \

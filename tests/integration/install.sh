@@ -68,7 +68,7 @@ for m in "$D"/../prefix/usr/share/man/man*/*; do
 done
 
 echo "-- sd_notify: READY=1 after the portal listens, STOPPING=1 on SIGTERM"
-PORT=$(free_port 23260)
+pick_port PORT
 cat >"$W/n.conf" <<CONF
 HANDLER ramdisk {
 	DEVICE rd0 {

@@ -25,28 +25,14 @@ bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
 expect() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d"; fi; }
 expect_fail() { local d=$1; shift; if "$@" >/dev/null 2>&1; then bad "$d"; else ok "$d"; fi; }
 
-free_port() {
-	python3 - "$1" <<'PY'
-import socket, sys
-for p in range(int(sys.argv[1]), 65000):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-PY
-}
+. tests/integration/lib/ports.sh
 
 # start_utgtd CONFIG_TEXT -> sets UT_DIR, UT_PID, UT_LOG, UT_SOCK, UT_STATE; @PORT@ in the text
 # is replaced.  Each daemon has its own state dir (utgtd locks it: one daemon per state dir).
 start_utgtd() {
 	UT_DIR=$(mktemp -d /tmp/utgt-it.XXXXXX)
 	ILIB_DIRS+=("$UT_DIR")
-	UT_PORT=$(free_port $((20000 + ($$ * 7 + ${#ILIB_PIDS[@]} * 13) % 20000)))
+	pick_port UT_PORT
 	printf '%s\n' "$1" | sed "s|@PORT@|$UT_PORT|g; s|@DIR@|$UT_DIR|g" >"$UT_DIR/utgtd.conf"
 	UT_LOG=$UT_DIR/utgtd.log
 	UT_SOCK=$UT_DIR/utgtd.sock # own admin socket: tests run side by side

@@ -21,7 +21,7 @@ TARGET_DRIVER iscsi {
 		LUN 0 f0
 	}
 }"
-P2=$(free_port $((UT_PORT + 1)))
+pick_port P2
 sed "s/127.0.0.1:$UT_PORT/127.0.0.1:$P2/" "$UT_DIR/utgtd.conf" >"$UT_DIR/second.conf"
 # foreground: the second one returns as soon as it gave up (bounded at 60 s)
 timeout 60 "$UTGTD" -f -c "$UT_DIR/second.conf" --admin-socket none \
