@@ -6,11 +6,12 @@
  * rbd_aio_compare_and_write, which the OSD executes as one compare-extent + write operation,
  * so it is atomic across every gateway serving the image, not only in this process.
  *
- * librbd calls its completion callbacks on its own finisher thread, which must never block
- * nor call back into librbd (that can deadlock the image).  So the callback only queues the
- * request and rings an eventfd; one reaper thread per store takes the queue and either starts
- * the next step (the flush after a FUA write) or calls io->cb, exactly as bs_aio's io_uring
- * reaper does for files.  No thread per command.
+ * librbd calls its completion callbacks on its own threads, which must never block.  A
+ * command whose last step ended completes there: io->cb only hands the status to the core,
+ * which posts it to the connection's worker.  A step that needs another librbd call (the flush after a FUA write) is queued instead, with
+ * an eventfd rung; one reaper thread per store starts it (and re-reads the size after a
+ * resize).  No thread per command, and no thread switch of ours between librbd and the
+ * worker.
  *
  * librbd's cache is switched off (rbd_cache=false) whatever ceph.conf says: a write is in the
  * cluster when it completes, the LU reports WCE 0, and a gateway that dies loses no
@@ -22,6 +23,13 @@
  * after its exclusive lock was taken away) BS_EFENCED; nothing fails silently.  A resize of
  * the image in the cluster reaches the core through bs->size_changed (an update watch). */
 #include "scsi/backstore/backstore.h"
+#include "scsi/backstore/bs_rbd_io.h"
+
+bool bs_rbd_step_continues(enum bs_op op, bool io_step, bool durable, ssize_t ret)
+{
+	return ret >= 0 && io_step && durable &&
+	       (op == BS_WRITE || op == BS_WRITE_SAME || op == BS_COMPARE_WRITE);
+}
 
 static const char *const rbd_attrs[] = {"pool", "image", "ceph_conf", "ceph_user", "ceph_keyring",
 					"size", "size_mb", "blocksize", "read_only",
@@ -142,14 +150,27 @@ static void rbd_ring(struct rbd_store *s)
 		;
 }
 
-/* librbd's finisher thread: queue and wake the reaper, nothing else. */
+static void rbd_step_done(struct rbd_req *r, ssize_t ret);
+
+/* librbd's callback thread.  A step after which the command is over (every READ and WRITE
+ * without FUA, and every error) ends right here: the core's completion only posts the status
+ * to the connection's worker, so the reaper's wakeup would be one more thread switch per
+ * command for nothing (measured in docs/rbd.md).  A step that needs another librbd call (the
+ * flush after a FUA write) goes to the reaper, so this thread never waits on librbd. */
 static void rbd_aio_done(rbd_completion_t c, void *arg)
 {
 	struct rbd_req *r = arg;
 	struct rbd_store *s = r->s;
+	const struct bs_io *io = r->io;
 	bool was_empty;
 
 	r->ret = rbd_aio_get_return_value(c);
+	if (!bs_rbd_step_continues(io->op, r->step == STEP_IO, io->fua && !s->bs->nv_cache,
+				   r->ret)) {
+		rbd_aio_release(c);
+		rbd_step_done(r, r->ret);
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	was_empty = !s->head;
 	r->next = NULL;
@@ -332,8 +353,8 @@ static void rbd_step_done(struct rbd_req *r, ssize_t ret)
 		rbd_finish(r, BS_EIO);
 		return;
 	}
-	if (r->step == STEP_IO && io->fua && !r->s->bs->nv_cache &&
-	    (io->op == BS_WRITE || io->op == BS_WRITE_SAME || io->op == BS_COMPARE_WRITE)) {
+	if (bs_rbd_step_continues(io->op, r->step == STEP_IO, io->fua && !r->s->bs->nv_cache,
+				  ret)) {
 		r->step = STEP_FLUSH;
 		ret = rbd_issue(r);
 		if (ret < 0)

@@ -1,10 +1,13 @@
-/* vdisk_rbd without a cluster: what open says when it cannot reach one.  The I/O path runs
- * against a real cluster in `make rbdtest` (tests/rbd/). */
+/* vdisk_rbd without a cluster: what open says when it cannot reach one, which completions end
+ * on librbd's thread.  The I/O path runs against a real cluster in
+ * `make rbdtest` (tests/rbd/). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "scsi/backstore/backstore.h"
+#include "scsi/backstore/bs_rbd_io.h"
 
 static struct backstore rbd_store(const char *conf)
 {
@@ -49,4 +52,25 @@ Test(bs_rbd, pool_and_image_are_required)
 	cr_assert_eq(bs.ops->open(&bs, err, sizeof(err)), -1);
 	cr_assert(strstr(err, bs_rbd_available ? "needs pool and image" : "without librbd"), "%s",
 		  err);
+}
+
+/* Only the flush after a FUA write needs librbd again; everything else ends where librbd
+ * reports it. */
+Test(bs_rbd, only_a_fua_write_goes_on_after_its_io_step)
+{
+	const enum bs_op writes[] = {BS_WRITE, BS_WRITE_SAME, BS_COMPARE_WRITE};
+	const enum bs_op others[] = {BS_READ, BS_FLUSH, BS_UNMAP};
+
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		cr_assert(bs_rbd_step_continues(writes[i], true, true, 4096), "op %d", writes[i]);
+		cr_assert(bs_rbd_step_continues(writes[i], true, true, 0), "op %d", writes[i]);
+		/* without FUA (or with a non-volatile cache), after the flush, or failed: over */
+		cr_assert_not(bs_rbd_step_continues(writes[i], true, false, 4096));
+		cr_assert_not(bs_rbd_step_continues(writes[i], false, true, 0));
+		cr_assert_not(bs_rbd_step_continues(writes[i], true, true, -EIO));
+		cr_assert_not(bs_rbd_step_continues(writes[i], true, true, -ETIMEDOUT));
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		cr_assert_not(bs_rbd_step_continues(others[i], true, true, 4096), "op %d",
+			      others[i]);
 }
