@@ -43,7 +43,7 @@ all: $(BUILD)/utgtd $(BUILD)/utgt-bench $(BUILD)/utgtadm
 
 $(BUILD)/obj/scsi/backstore/bs_rbd.o $(BUILD)/obj/scsi/backstore/bs_rbd_pr.o \
   $(BUILD)/obj/scsi/backstore/bs_rbd_gw.o \
-  $(BUILD)/obj/tests/unit/test_bs_rbd_pr.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
+  $(BUILD)/obj/tests/unit/test_bs_rbd_pr.o $(BUILD)/obj/tests/unit/test_bs_rbd.o: CFLAGS += $(if $(HAVE_RBD),-DUTGT_HAVE_RBD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

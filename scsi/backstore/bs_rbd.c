@@ -6,9 +6,10 @@
  * rbd_aio_compare_and_write, which the OSD executes as one compare-extent + write operation,
  * so it is atomic across every gateway serving the image, not only in this process.
  *
- * librbd calls its completion callbacks on its own threads, which must never block.  A
- * command whose last step ended completes there: io->cb only hands the status to the core,
- * which posts it to the connection's worker.  A step that needs another librbd call (the flush after a FUA write) is queued instead, with
+ * librbd calls its completion callbacks on its own thread (one per client: see
+ * bs_rbd_client_conf), which must never block.  A command whose last step ended completes
+ * there: io->cb only hands the status to the core, which posts it to the connection's worker.
+ * A step that needs another librbd call (the flush after a FUA write) is queued instead, with
  * an eventfd rung; one reaper thread per store starts it (and re-reads the size after a
  * resize).  No thread per command, and no thread switch of ours between librbd and the
  * worker.
@@ -468,15 +469,41 @@ static void rbd_submit(struct backstore *bs, struct bs_io *io)
 		rbd_step_done(r, ret);
 }
 
-/* An op timeout of 0 (librados's default) waits forever: make it RBD_OP_TIMEOUT unless
- * ceph.conf chose one. */
-static int rbd_default_timeout(rados_t cl, const char *opt)
+/* opt becomes ours unless ceph.conf chose a value other than librados's own default dflt. */
+static int rbd_conf_default(rados_t cl, const char *opt, double dflt, const char *ours)
 {
 	char v[32] = "";
 
-	if (rados_conf_get(cl, opt, v, sizeof(v)) == 0 && strtod(v, NULL) > 0)
+	if (rados_conf_get(cl, opt, v, sizeof(v)) == 0 && strtod(v, NULL) != dflt)
 		return 0;
-	return rados_conf_set(cl, opt, RBD_OP_TIMEOUT);
+	return rados_conf_set(cl, opt, ours);
+}
+
+int bs_rbd_client_conf(rados_t cl)
+{
+	int ret;
+
+	/* Write-through (see the top of this file), and discards that zero partial objects too,
+	 * so an unmapped block reads back as zeros (LBPRZ): whatever ceph.conf says. */
+	if ((ret = rados_conf_set(cl, "rbd_cache", "false")) < 0 ||
+	    (ret = rados_conf_set(cl, "rbd_skip_partial_discard", "false")) < 0 ||
+	    (ret = rados_conf_set(cl, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0)
+		return ret;
+	/* Bounded waits: librados's 0 waits forever. */
+	if ((ret = rbd_conf_default(cl, "rados_osd_op_timeout", 0, RBD_OP_TIMEOUT)) < 0 ||
+	    (ret = rbd_conf_default(cl, "rados_mon_op_timeout", 0, RBD_OP_TIMEOUT)) < 0)
+		return ret;
+	/* librbd copies every write (rbd_disable_zero_copy_writes stays on): without the copy
+	 * a write completes only once the messenger lets go of the task's buffer, and a
+	 * blocklisted client's messenger keeps it, so a fenced gateway's writes never ended
+	 * (measured in docs/rbd.md) instead of failing over with 04/0C. */
+	if ((ret = rados_conf_set(cl, "rbd_disable_zero_copy_writes", "true")) < 0 &&
+	    ret != -ENOENT)
+		return ret;
+	/* One completion thread per client (each LU has its own client) unless ceph.conf
+	 * chose a number: librados's two pass each completion from one to the other, a thread
+	 * switch per command (measured in docs/rbd.md). */
+	return rbd_conf_default(cl, "librados_thread_count", 2, "1");
 }
 
 /* Connect as client.<ceph_user> with ceph_conf (or librados's own search) and ceph_keyring,
@@ -498,13 +525,7 @@ static int rbd_connect(struct backstore *bs, struct rbd_conn *k, char *err, size
 			 c->conf[0] ? c->conf : "(CEPH_CONF, /etc/ceph/ceph.conf)", strerror(-ret));
 		return -1;
 	}
-	/* write-through (see the top of this file), bounded waits, and discards that zero
-	 * partial objects too, so an unmapped block reads back as zeros (LBPRZ) */
-	if ((ret = rados_conf_set(k->cluster, "rbd_cache", "false")) < 0 ||
-	    (ret = rbd_default_timeout(k->cluster, "rados_osd_op_timeout")) < 0 ||
-	    (ret = rbd_default_timeout(k->cluster, "rados_mon_op_timeout")) < 0 ||
-	    (ret = rados_conf_set(k->cluster, "client_mount_timeout", RBD_OP_TIMEOUT)) < 0 ||
-	    (ret = rados_conf_set(k->cluster, "rbd_skip_partial_discard", "false")) < 0 ||
+	if ((ret = bs_rbd_client_conf(k->cluster)) < 0 ||
 	    (c->keyring[0] && (ret = rados_conf_set(k->cluster, "keyring", c->keyring)) < 0)) {
 		snprintf(err, errlen, "%s: cannot set a Ceph option: %s", bs->name, strerror(-ret));
 		return -1;

@@ -12,4 +12,13 @@
  * non-volatile cache), false when this step was its last and it can complete where it is. */
 bool bs_rbd_step_continues(enum bs_op op, bool io_step, bool durable, ssize_t ret);
 
+#ifdef UTGT_HAVE_RBD
+#include <rados/librados.h>
+
+/* The options every vdisk_rbd client runs with, set on cl after ceph.conf was read: some
+ * whatever it says (the cache off, discards that zero), some only where it kept librados's
+ * default (op timeouts, the completion thread count); 0 or librados's negative errno. */
+int bs_rbd_client_conf(rados_t cl);
+#endif
+
 #endif

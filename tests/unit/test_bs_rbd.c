@@ -1,10 +1,12 @@
 /* vdisk_rbd without a cluster: what open says when it cannot reach one, which completions end
- * on librbd's thread.  The I/O path runs against a real cluster in
+ * on librbd's thread, and the client options.  The I/O path runs against a real cluster in
  * `make rbdtest` (tests/rbd/). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scsi/backstore/backstore.h"
 #include "scsi/backstore/bs_rbd_io.h"
@@ -74,3 +76,63 @@ Test(bs_rbd, only_a_fua_write_goes_on_after_its_io_step)
 		cr_assert_not(bs_rbd_step_continues(others[i], true, true, 4096), "op %d",
 			      others[i]);
 }
+
+#ifdef UTGT_HAVE_RBD
+#include <rados/librados.h>
+
+/* A rados handle configured from a ceph.conf holding `extra` (no cluster is contacted), then
+ * given vdisk_rbd's options. */
+static rados_t conf_client(const char *extra)
+{
+	char path[] = "/tmp/utgt-test-rbdconf.XXXXXX";
+	int fd = mkstemp(path);
+	rados_t cl;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(dprintf(fd, "[global]\nmon host = 127.0.0.1:1\n%s", extra) > 0, true);
+	close(fd);
+	cr_assert_eq(rados_create(&cl, "admin"), 0);
+	cr_assert_eq(rados_conf_read_file(cl, path), 0);
+	unlink(path);
+	cr_assert_eq(bs_rbd_client_conf(cl), 0);
+	return cl;
+}
+
+static void assert_conf(rados_t cl, const char *opt, const char *want)
+{
+	char v[64] = "";
+
+	cr_assert_eq(rados_conf_get(cl, opt, v, sizeof(v)), 0, "%s", opt);
+	cr_assert_eq(strtod(v, NULL), strtod(want, NULL), "%s = %s, want %s", opt, v, want);
+	if (strtod(want, NULL) == 0 && want[0] != '0')
+		cr_assert_str_eq(v, want, "%s", opt);
+}
+
+Test(bs_rbd, client_options_where_ceph_conf_says_nothing)
+{
+	rados_t cl = conf_client("");
+
+	assert_conf(cl, "rbd_cache", "false");
+	assert_conf(cl, "rbd_skip_partial_discard", "false");
+	assert_conf(cl, "rbd_disable_zero_copy_writes", "true");
+	assert_conf(cl, "librados_thread_count", "1");
+	assert_conf(cl, "rados_osd_op_timeout", "30");
+	assert_conf(cl, "rados_mon_op_timeout", "30");
+	rados_shutdown(cl);
+}
+
+/* The cache stays off and writes are copied whatever ceph.conf says; a thread count or a
+ * timeout it chose is kept. */
+Test(bs_rbd, client_options_ceph_conf_may_choose)
+{
+	rados_t cl = conf_client("rbd cache = true\nlibrados thread count = 4\n"
+				 "rados osd op timeout = 7\nrbd disable zero copy writes = false\n");
+
+	assert_conf(cl, "rbd_cache", "false");
+	assert_conf(cl, "rbd_disable_zero_copy_writes", "true");
+	assert_conf(cl, "librados_thread_count", "4");
+	assert_conf(cl, "rados_osd_op_timeout", "7");
+	assert_conf(cl, "rados_mon_op_timeout", "30");
+	rados_shutdown(cl);
+}
+#endif
