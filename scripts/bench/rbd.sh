@@ -12,7 +12,12 @@
 #   tgt       the same utgt-bench over iSCSI to Debian's tgtd serving it with bs_rbd (tgt-rbd)
 # and rados bench (4 KiB and 1 MiB objects, write then rand read, 16 in flight) reports the
 # object store itself.  librbd's cache is off for every client (the gateways are write-through).
-# The table (IOPS, MiB/s, utgt/fio-rbd and utgt/tgt) is printed in markdown for docs/rbd.md.
+# The table (IOPS, MiB/s, utgt/fio-rbd and utgt/tgt) is printed in markdown for docs/rbd.md,
+# then a second one: CPU time per I/O (user + system, µs) of the fio process (librbd in it),
+# of utgtd and of tgtd, of the OSD during the fio and the utgt runs, and of utgt-bench.  Everything
+# competes for the same 2 cores, so when they are saturated IOPS follow the sum of those
+# figures, and a gateway's CPU per I/O is what it can change.  The load average and the
+# machine's idle time during the run are printed too: other work on the machine moves IOPS.
 # Needs scripts/deps.sh rbd.  Everything runs on this machine's 2 cores, cluster included:
 # the figures say how the three compare on it, not what a real cluster does.
 set -u
@@ -110,35 +115,67 @@ try:
 except Exception:
     print("0 0")' "$1"
 }
-fio_run() { # rw bs qd -> "iops mibs"
-	timeout $((SECS + 60)) fio --name=b --ioengine=rbd --clientname=admin --pool=rbd --rbdname=bench \
-		--rw="$1" --bs="$2" --iodepth="$3" --runtime="$SECS" --time_based --output-format=json \
-		2>/dev/null | iops_of "$1"
+# CPU time (user + system) of a process so far, in clock ticks
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+OSD_PID=$(cat "$CEPHDIR/run/osd.0.pid")
+# "iops mibs" and CPU ticks -> "iops mibs us_per_io..." (one per ticks figure)
+per_io() { # "iops mibs" ticks...
+	local r=$1
+	shift
+	awk -v r="$r" -v s="$SECS" -v hz="$HZ" 'BEGIN {
+		split(r, a, " "); n = a[1] * s; o = a[1] " " a[2]
+		for (i = 1; i < ARGC; i++) o = o " " ((n > 0) ? sprintf("%.1f", ARGV[i] * 1e6 / hz / n) : 0)
+		print o }' "$@"
 }
-bench_run() { # url rw bs qd -> "iops mibs"
-	timeout $((SECS + 60)) "$BENCH" --name=b --filename="$1" --rw="$2" --bs="$3" --iodepth="$4" \
-		--runtime="$SECS" --time_based --output-format=json --progress=never 2>/dev/null | iops_of "$2"
+fio_run() { # rw bs qd -> "iops mibs fio_us_per_io osd_us_per_io"
+	local out t o0 o1
+	o0=$(ticks "$OSD_PID")
+	t=$( { TIMEFORMAT='%U %S'; time timeout $((SECS + 60)) fio --name=b --ioengine=rbd \
+		--clientname=admin --pool=rbd --rbdname=bench --rw="$1" --bs="$2" --iodepth="$3" \
+		--runtime="$SECS" --time_based --output-format=json >"$W/fio.json" 2>/dev/null; } 2>&1)
+	o1=$(ticks "$OSD_PID")
+	out=$(iops_of "$1" <"$W/fio.json")
+	per_io "$out" "$(awk -v hz="$HZ" '{printf "%d", ($1 + $2) * hz}' <<<"$t")" $((o1 - o0))
 }
+bench_run() { # pid url rw bs qd -> "iops mibs gateway_us_per_io osd_us_per_io bench_us_per_io"
+	local g0 o0 g1 o1 out t
+	g0=$(ticks "$1") o0=$(ticks "$OSD_PID")
+	t=$( { TIMEFORMAT='%U %S'; time timeout $((SECS + 60)) "$BENCH" --name=b --filename="$2" \
+		--rw="$3" --bs="$4" --iodepth="$5" --runtime="$SECS" --time_based --output-format=json \
+		--progress=never >"$W/bench.json" 2>/dev/null; } 2>&1)
+	g1=$(ticks "$1") o1=$(ticks "$OSD_PID")
+	out=$(iops_of "$3" <"$W/bench.json")
+	per_io "$out" $((g1 - g0)) $((o1 - o0)) "$(awk -v hz="$HZ" '{printf "%d", ($1 + $2) * hz}' <<<"$t")"
+}
+idle_ticks() { awk '/^cpu / {print $5 + $6}' /proc/stat; }
 median() { sort -n | awk '{v[NR] = $0} END {print (NR % 2) ? v[(NR + 1) / 2] : v[NR / 2]}'; }
+# the median of column N of FILE
+med() { awk -v c="$1" '{print $c}' "$2" | median; }
 
 echo "cluster up; image filled; ${SECS}s per run, $REPS rep(s), alternating fio-rbd / utgt / tgt"
-declare -a ROWS
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg) IDLE0=$(idle_ticks) T0=$SECONDS
+declare -a ROWS CPUS
 for wl in "randread 4k" "randwrite 4k" "read 1m" "write 1m"; do
 	set -- $wl
 	for qd in 1 16 32; do
 		: >"$W/f" && : >"$W/u" && : >"$W/t"
 		for _ in $(seq "$REPS"); do
 			fio_run "$1" "$2" "$qd" >>"$W/f"
-			bench_run "$URL_U" "$1" "$2" "$qd" >>"$W/u"
-			bench_run "$URL_T" "$1" "$2" "$qd" >>"$W/t"
+			bench_run "$UPID" "$URL_U" "$1" "$2" "$qd" >>"$W/u"
+			bench_run "$TPID" "$URL_T" "$1" "$2" "$qd" >>"$W/t"
 		done
 		f=$(awk '{print $1, $2}' "$W/f" | median)
 		u=$(awk '{print $1, $2}' "$W/u" | median)
 		t=$(awk '{print $1, $2}' "$W/t" | median)
 		ROWS+=("$1 $2 QD$qd|$f|$u|$t")
-		echo "  $1 $2 QD$qd: fio-rbd $f, utgt $u, tgt $t (IOPS MiB/s)"
+		CPUS+=("$1 $2 QD$qd|$(med 3 "$W/f")|$(med 3 "$W/u")|$(med 3 "$W/t")|$(med 4 "$W/f")|$(med 4 "$W/u")|$(med 5 "$W/u")")
+		echo "  $1 $2 QD$qd: fio-rbd $f, utgt $u, tgt $t (IOPS MiB/s); CPU us/IO fio $(med 3 "$W/f"), utgtd $(med 3 "$W/u"), tgtd $(med 3 "$W/t")"
 	done
 done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg) IDLE1=$(idle_ticks)
+IDLE_PCT=$(awk -v i=$((IDLE1 - IDLE0)) -v t=$((SECONDS - T0)) -v hz="$HZ" -v n="$(nproc)" \
+	'BEGIN {printf "%.0f", (t > 0) ? 100 * i / hz / t / n : 0}')
 rados_run() { # bs -> "write_iops read_iops"
 	local w r
 	w=$(rados bench -p rbd "$SECS" write -b "$1" -t 16 --no-cleanup --run-name rb$1 2>/dev/null |
@@ -164,5 +201,21 @@ for r in "${ROWS[@]}"; do
 		printf "| %s | %d | %.1f | %d | %.1f | %d | %.1f | %s | %s |\n", l, fi, fm, ui, um, ti, tm, rf, rt }'
 done
 echo
+echo "CPU time per I/O, µs (user + system; medians of the same runs):"
+echo
+echo "| workload | fio-rbd process | utgtd | tgtd | OSD (fio runs) | OSD (utgt runs) | utgt-bench | utgtd/fio-rbd | CPU-bound utgt/fio-rbd |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+# the last column: fio's path (fio + OSD) over utgt's (utgtd + OSD + utgt-bench), the IOPS ratio
+# the two would reach if the CPU time they get were all that limited them
+for r in "${CPUS[@]}"; do
+	IFS='|' read -r label f u t of ou b <<<"$r"
+	awk -v l="$label" -v f="$f" -v u="$u" -v t="$t" -v of="$of" -v ou="$ou" -v b="$b" 'BEGIN {
+		printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |\n", l, f, u, t, of, ou, b,
+			(f > 0) ? sprintf("%.2fx", u / f) : "-",
+			(u + ou + b > 0) ? sprintf("%.2fx", (f + of) / (u + ou + b)) : "-" }'
+done
+echo
+echo "load average $LOAD0 at the start, $LOAD1 at the end; the machine was idle $IDLE_PCT% of the" \
+	"benchmark runs' time ($(nproc) CPUs, $((SECONDS - T0)) s)"
 echo "rados bench, 16 in flight (IOPS): 4 KiB objects write $(echo "$R4" | cut -d' ' -f1), rand read $(echo "$R4" | cut -d' ' -f2); 1 MiB objects write $(echo "$R1" | cut -d' ' -f1), rand read $(echo "$R1" | cut -d' ' -f2)"
 echo "utgtd peak RSS $(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' /proc/$UPID/status), tgtd $(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' /proc/$TPID/status)"
