@@ -1,22 +1,29 @@
 /* The event loop of common/ut_thread.h.  The inbox is a lock-free LIFO the loop reverses into
  * arrival order; only the push onto an empty inbox writes the eventfd, because the loop reads
- * the eventfd before it takes the list, so a later push onto an empty list wakes it again. */
+ * the eventfd before it takes the list, so a later push onto an empty list wakes it again.
+ *
+ * Timers wake the loop through a timerfd armed for the earliest one, re-armed only when that
+ * changes (once per period), so the loop waits in epoll_wait without a timeout: a timeout
+ * would make the kernel read the clock and start and cancel an hrtimer on every wait, which
+ * a ring thread pays once per command (and under emulation each clock read is a device
+ * access). */
 #include "common/ut_thread.h"
 
 #include "common/ut_ring.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_EVENTS   64
-#define MAX_SLEEP_MS 1000 /* an idle loop still looks at its stop flag this often */
+#define MAX_EVENTS 64
 
 static __thread struct ut_thread *tls_current;
 
@@ -58,6 +65,30 @@ static void inbox_ready(struct ut_watch *w, uint32_t events)
 		return;
 }
 
+/* The timerfd fired: its timers run at the end of this round (run_timers). */
+static void timer_ready(struct ut_watch *w, uint32_t events)
+{
+	struct ut_thread *t = (struct ut_thread *)(void *)((char *)w -
+							   offsetof(struct ut_thread, timer_watch));
+	uint64_t v;
+	(void)events;
+
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	t->armed_ms = 0; /* expired: the next wait arms it again */
+}
+
+/* The coarse clock lags CLOCK_MONOTONIC by up to its resolution (a tick): the timerfd is set
+ * that much after a timer's due time, so the timer is due by the coarse clock when it fires. */
+static uint64_t coarse_slack_ms(void)
+{
+	struct timespec r;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &r))
+		return 10;
+	return (uint64_t)r.tv_sec * 1000u + ((uint64_t)r.tv_nsec + 999999u) / 1000000u;
+}
+
 int ut_thread_init(struct ut_thread *t, const char *name)
 {
 	int e;
@@ -65,7 +96,7 @@ int ut_thread_init(struct ut_thread *t, const char *name)
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "ut");
 	t->cpu = -1;
-	t->evfd = -1;
+	t->evfd = t->tfd = -1;
 	atomic_init(&t->inbox, NULL);
 	atomic_init(&t->stop, false);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -78,6 +109,14 @@ int ut_thread_init(struct ut_thread *t, const char *name)
 	t->inbox_watch.fd = t->evfd;
 	if (ut_thread_watch(t, &t->inbox_watch, EPOLLIN))
 		goto fail;
+	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->tfd < 0)
+		goto fail;
+	t->timer_watch.fn = timer_ready;
+	t->timer_watch.fd = t->tfd;
+	if (ut_thread_watch(t, &t->timer_watch, EPOLLIN))
+		goto fail;
+	t->timer_slack_ms = coarse_slack_ms();
 	t->now_ms = ut_clock_ms();
 	return 0;
 fail:
@@ -90,11 +129,13 @@ void ut_thread_fini(struct ut_thread *t)
 {
 	ut_ring_free(t->ring);
 	t->ring = NULL;
+	if (t->tfd >= 0)
+		close(t->tfd);
 	if (t->evfd >= 0)
 		close(t->evfd);
 	if (t->epfd >= 0)
 		close(t->epfd);
-	t->evfd = t->epfd = -1;
+	t->tfd = t->evfd = t->epfd = -1;
 }
 
 void ut_thread_post(struct ut_thread *t, struct ut_msg *m)
@@ -253,19 +294,39 @@ void ut_thread_del_poller(struct ut_thread *t, struct ut_poller *p)
 		}
 }
 
-static int sleep_ms(const struct ut_thread *t, bool busy)
+/* Point the timerfd at due_ms (coarse clock; 0: disarm) unless it already is. */
+static void arm_timerfd(struct ut_thread *t, uint64_t due_ms)
 {
-	uint64_t wait = MAX_SLEEP_MS;
+	struct itimerspec its = {0};
 
-	if (busy || t->local_head || atomic_load_explicit(&t->inbox, memory_order_relaxed))
-		return 0;
+	if (due_ms == t->armed_ms)
+		return;
+	if (due_ms) {
+		uint64_t at = due_ms + t->timer_slack_ms;
+
+		its.it_value.tv_sec = (time_t)(at / 1000u);
+		its.it_value.tv_nsec = (long)(at % 1000u) * 1000000L;
+	}
+	if (timerfd_settime(t->tfd, due_ms ? TFD_TIMER_ABSTIME : 0, &its, NULL) == 0)
+		t->armed_ms = due_ms;
+}
+
+/* How long the next wait may block: 0 with work pending or a timer due, else -1 (until an fd,
+ * the inbox or the timerfd is ready).  The timerfd is set here for the earliest timer. */
+static int sleep_ms(struct ut_thread *t, bool busy)
+{
+	uint64_t first = 0;
+
 	for (const struct ut_timer *tm = t->timers; tm; tm = tm->next) {
 		if (tm->due_ms <= t->now_ms)
-			return 0;
-		if (tm->due_ms - t->now_ms < wait)
-			wait = tm->due_ms - t->now_ms;
+			return 0; /* it runs next round, and the timerfd is set after */
+		if (!first || tm->due_ms < first)
+			first = tm->due_ms;
 	}
-	return (int)wait;
+	arm_timerfd(t, first);
+	if (busy || t->local_head || atomic_load_explicit(&t->inbox, memory_order_relaxed))
+		return 0;
+	return -1;
 }
 
 static bool run_pollers(struct ut_thread *t)

@@ -4,8 +4,9 @@
  * A ut_thread is an epoll set plus a lock-free inbox.  Other threads never touch what a thread
  * owns; they post a ut_msg and the message's function runs on the owning thread.  Each round
  * of the loop:
- *   1. wait for fds (no wait when messages or a busy poller are pending; otherwise until the
- *      next timer is due, after an optional bounded poll: ut_thread_set_poll);
+ *   1. wait for fds (no wait when messages or a busy poller are pending; otherwise until an
+ *      fd, a message or the next timer, after an optional bounded poll: ut_thread_set_poll);
+ *      timers wake the loop through a timerfd, so the wait itself has no timeout;
  *   2. run the ready fds' callbacks: hang-ups (EPOLLHUP/EPOLLRDHUP) of the batch first, so an
  *      object that went away releases its state before work that arrived with it elsewhere;
  *   3. run every posted message, in each sender's order;
@@ -38,7 +39,8 @@ struct ut_watch {
 	int fd;
 };
 
-/* A periodic callback, every period_ms from when it was added. */
+/* A periodic callback, every period_ms from when it was added (it may run up to one tick of
+ * the coarse clock late). */
 struct ut_timer {
 	void (*fn)(struct ut_timer *tm);
 	uint64_t period_ms;
@@ -59,8 +61,10 @@ struct ut_thread {
 	char name[16];
 	int cpu; /* pinned to this CPU, or -1 */
 	/* private */
-	int epfd, evfd;
-	struct ut_watch inbox_watch;
+	int epfd, evfd, tfd; /* tfd: the timerfd set for the earliest timer */
+	struct ut_watch inbox_watch, timer_watch;
+	uint64_t armed_ms;	 /* the due time tfd is set for (coarse clock), 0: none */
+	uint64_t timer_slack_ms; /* the coarse clock's resolution */
 	_Atomic(struct ut_msg *) inbox;
 	struct ut_msg *local_head, *local_tail; /* posted from the thread itself */
 	struct ut_timer *timers;

@@ -259,6 +259,50 @@ Test(ut_thread, timers_fire_periodically, .init = setup, .fini = teardown)
 	}
 }
 
+static void armed_due(void *arg)
+{
+	uint64_t *o = arg;
+
+	o[0] = T.armed_ms;
+	o[1] = 0;
+	for (const struct ut_timer *tm = T.timers; tm; tm = tm->next)
+		if (!o[1] || tm->due_ms < o[1])
+			o[1] = tm->due_ms;
+}
+
+/* What the timerfd is set for once the loop went to sleep (a message may run in the same
+ * round as the one before it, ahead of the wait that sets the timerfd): bounded, 5 s. */
+static uint64_t armed_when_idle(uint64_t want)
+{
+	uint64_t o[2], t0 = ut_clock_ms();
+
+	do {
+		ut_thread_call_sync(&T, armed_due, o);
+		if (o[0] == want)
+			break;
+		usleep(1000);
+	} while (ut_clock_ms() - t0 < 5000);
+	return o[0];
+}
+
+/* The loop waits without a timeout: its timers wake it through the timerfd, set for the
+ * earliest due time (timers_fire_periodically shows it fires) and cleared when the last timer
+ * goes.  Periods long enough that nothing fires during the test. */
+Test(ut_thread, timers_are_on_a_timerfd, .init = setup, .fini = teardown)
+{
+	struct ut_timer slow = {.fn = tick_fn, .period_ms = 20000};
+	struct ut_timer fast = {.fn = tick_fn, .period_ms = 10000};
+
+	ut_thread_call_sync(&T, add_timer, &slow);
+	cr_assert_eq(armed_when_idle(slow.due_ms), slow.due_ms, "set for the timer's due time");
+	ut_thread_call_sync(&T, add_timer, &fast);
+	cr_assert_eq(armed_when_idle(fast.due_ms), fast.due_ms, "set for the earliest timer");
+	ut_thread_call_sync(&T, del_timer, &fast);
+	cr_assert_eq(armed_when_idle(slow.due_ms), slow.due_ms, "back to the one left");
+	ut_thread_call_sync(&T, del_timer, &slow);
+	cr_assert_eq(armed_when_idle(0), 0, "no timer: the timerfd is cleared");
+}
+
 static atomic_int polls;
 static bool busy_poller(struct ut_poller *p)
 {
