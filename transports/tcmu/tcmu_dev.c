@@ -32,12 +32,13 @@
 #include "transports/tcmu/tcmu_ring.h"
 
 #define IOV_INLINE 16
+#define FREE_MAX   64 /* finished commands kept for reuse (no malloc/free per command) */
 
 struct tcmu_cmd {
 	struct scsi_task task;
 	struct tcmu_dev *dev;
 	struct tcmu_req req;
-	struct tcmu_cmd *next;		   /* tcmu_dev_close(): the held ones */
+	struct tcmu_cmd *next;		   /* tcmu_dev_close(): the held ones; the free list */
 	struct tcmu_cmd *fl_prev, *fl_next; /* in flight, under the device's mu */
 	bool held;			   /* parked by hang_lba: never given to the core */
 	bool tmr_named;			   /* a TMR aborted it already */
@@ -64,10 +65,13 @@ struct tcmu_dev {
 	uint64_t hang_lba;	  /* fault injection; UINT64_MAX: off */
 	uint64_t hang_hits;
 	struct {
-		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held, polled;
+		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held, polled, allocs;
 	} st;
 	struct tcmu_cmd *spare; /* reused for the next entry */
-	/* the ring (parsing and completing), the in-flight list and count, kick_owed */
+	struct tcmu_cmd *free;	/* finished commands of IOV_INLINE iovecs, for reuse (mu) */
+	unsigned nfree;		/* (mu) */
+	/* the ring (parsing and completing), the in-flight list and count, kick_owed, the free
+	 * list */
 	pthread_mutex_t mu;
 	bool kick_owed; /* the tail moved during tcmu_dev_poll(): tcmu_dev_reap() kicks */
 };
@@ -76,11 +80,22 @@ static struct tcmu_cmd *cmd_alloc(struct tcmu_dev *d, uint32_t niov)
 {
 	struct tcmu_cmd *c;
 
-	if (niov < IOV_INLINE)
+	if (niov <= IOV_INLINE) {
+		pthread_mutex_lock(&d->mu);
+		c = d->free;
+		if (c) {
+			d->free = c->next;
+			d->nfree--;
+		}
+		pthread_mutex_unlock(&d->mu);
+		if (c)
+			return c; /* every field a command uses is set when it is parsed */
 		niov = IOV_INLINE;
+	}
 	c = calloc(1, sizeof(*c) + niov * sizeof(struct iovec));
 	if (!c)
 		return NULL;
+	CNT_ADD(d->st.allocs, 1);
 	c->dev = d;
 	c->iov_cap = niov;
 	return c;
@@ -196,6 +211,12 @@ static void cmd_done(struct scsi_task *t)
 	 * mutex still keeps it */
 	if (closing && d->hooks.wake)
 		d->hooks.wake(d->hooks.ctx);
+	if (c->iov_cap == IOV_INLINE && d->nfree < FREE_MAX) {
+		c->next = d->free;
+		d->free = c;
+		d->nfree++;
+		c = NULL;
+	}
 	pthread_mutex_unlock(&d->mu);
 	free(c);
 }
@@ -434,6 +455,7 @@ void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *o)
 	o->held = CNT_GET(d->st.held);
 	o->polled = CNT_GET(d->st.polled);
 	o->refused = CNT_GET(d->ring.refused);
+	o->allocs = CNT_GET(d->st.allocs);
 }
 
 bool tcmu_dev_broken(const struct tcmu_dev *d)
@@ -470,5 +492,10 @@ void tcmu_dev_free(struct tcmu_dev *d)
 	tcmu_ring_fini(&d->ring);
 	pthread_mutex_destroy(&d->mu);
 	free(d->spare);
+	while (d->free) {
+		struct tcmu_cmd *c = d->free;
+		d->free = c->next;
+		free(c);
+	}
 	free(d);
 }

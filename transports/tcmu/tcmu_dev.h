@@ -39,6 +39,7 @@ struct tcmu_dev_stats {
 	uint64_t tmr_cmds;     /* commands the TMRs named that were still ours */
 	uint64_t held;	       /* commands the hang_lba fault injection held */
 	uint64_t refused;      /* second completions refused by the ring: always 0 */
+	uint64_t allocs;       /* command structures allocated (finished ones are reused) */
 };
 
 /* Serve the ring mapped at map (size bytes) with sdev as LUN 0.  name: for logs and the
