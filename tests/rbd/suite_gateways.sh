@@ -35,6 +35,8 @@ fails=0
 PIDA= PIDB=
 mkdir -p "$WORK"
 . tests/integration/lib/ports.sh
+. tests/rbd/lib/gateways.sh
+GW_IQN=$IQN GW_IMAGE=$IMAGE GW_GRACE=$GRACE
 
 ok() { echo "ok: $*"; }
 bad() {
@@ -67,43 +69,6 @@ out=$(rbd create --size 256M "$IMAGE" 2>&1) || { bad "rbd create $IMAGE: $out"; 
 pick_port PA
 pick_port PB
 
-# gw_conf NAME PORT RTID GROUP PEER PEER_RTID PEER_GROUP: the gateway's own target and group,
-# and its peer's group, known by the peer's rel_tgt_id (SCST's TARGET_GROUP of another node)
-gw_conf() {
-	cat <<EOF
-HANDLER vdisk_rbd {
-	DEVICE shared {
-		pool ${IMAGE%/*}
-		image ${IMAGE#*/}
-		ceph_conf $CEPH_CONF
-		alua_follow_lock 1
-		alua_lock_grace $GRACE
-	}
-}
-TARGET_DRIVER iscsi {
-	listen 127.0.0.1:$2
-	TARGET $IQN-$1 {
-		enabled 1
-		rel_tgt_id $3
-		NopInInterval 0
-		LUN 0 shared
-	}
-}
-DEVICE_GROUP shared {
-	DEVICE shared
-	TARGET_GROUP gw-$1 {
-		group_id $4
-		TARGET $IQN-$1
-	}
-	TARGET_GROUP gw-$5 {
-		group_id $7
-		TARGET $IQN-$5 {
-			rel_tgt_id $6
-		}
-	}
-}
-EOF
-}
 gw_conf a "$PA" 1 1 b 2 2 >"$WORK/a.conf"
 gw_conf b "$PB" 2 2 a 1 1 >"$WORK/b.conf"
 
@@ -116,10 +81,7 @@ start_gw() { # NAME: sets PIDA / PIDB
 	if [ "$n" = a ]; then PIDA=$pid port=$PA; else PIDB=$pid port=$PB; fi
 	wait_until 60 port_listening "$port" || { bad "gateway $n did not start: $(tail -3 "$WORK/$n.log")"; exit 1; }
 }
-show() { # NAME JQ: a field of the shared device in that gateway's `utgtadm show devices`
-	"$UTGTADM" -s "$WORK/$1/sock" show devices --json 2>/dev/null |
-		jq -r ".devices[] | select(.name == \"shared\") | $2"
-}
+show() { gw_show "$WORK/$1/sock" "$2"; } # NAME JQ
 role_is() { [ "$(show "$1" .rbd_lock.role)" = "$2" ]; }
 ask() { # NAME QUESTION...: tests/rbd/rbd_alua.py to that gateway
 	local port=$PA
