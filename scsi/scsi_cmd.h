@@ -209,7 +209,7 @@ enum scsi_sr spc_report_supported_tmfs(struct scsi_task *t);
 enum scsi_sr spc_report_target_port_groups(struct scsi_task *t);
 enum scsi_sr spc_set_target_port_groups(struct scsi_task *t);
 /* Explicit ALUA: an LU whose owner may be changed by SET TARGET PORT GROUPS (a shared store
- * with alua_follow_lock); INQUIRY then reports TPGS 11b. */
+ * with alua_follow_lock and alua_explicit); INQUIRY then reports TPGS 11b. */
 bool scsi_dev_explicit_alua(const struct scsi_dev *dev);
 /* reservations */
 enum scsi_sr spc_reserve(struct scsi_task *t);      /* 6 and 10 */

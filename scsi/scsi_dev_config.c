@@ -298,6 +298,15 @@ static bool set_alua_follow_lock(struct cfg *c, const struct utgt_attr *a)
 	return get_bool(c, a, &c->bs->ceph.alua_follow_lock);
 }
 
+/* SET TARGET PORT GROUPS moves the lock (TPGS 11b).  Off by default: Linux's alua handler
+ * sends STPG for a non-optimized group whenever dm-multipath activates a path in it (a
+ * restarted gateway's path reinstated, for one), which would take the lock from a healthy
+ * owner and fence it; with implicit ALUA only a silent owner loses the lock. */
+static bool set_alua_explicit(struct cfg *c, const struct utgt_attr *a)
+{
+	return get_bool(c, a, &c->bs->ceph.alua_explicit);
+}
+
 /* What the gateways that do not own the image report: active/non-optimized (reads served,
  * writes answered "transitioning") or standby (nothing served). */
 static bool set_nonowner_state(struct cfg *c, const struct utgt_attr *a)
@@ -557,6 +566,7 @@ static const struct attr_def attr_defs[] = {
     {"alua_follow_lock", H_RBD, K_USED, set_alua_follow_lock},
     {"alua_nonowner_state", H_RBD, K_USED, set_nonowner_state},
     {"alua_lock_grace", H_RBD, K_USED, set_lock_grace},
+    {"alua_explicit", H_RBD, K_USED, set_alua_explicit},
     {"dummy", H_NULL, K_USED, set_dummy},
     {"read_zero", H_NULL, K_USED, set_read_zero},
     {"rotational", H_ALL, K_USED, set_rotational},

@@ -63,6 +63,8 @@ const char *scsi_dev_setup_differs(const struct scsi_dev *live, const struct scs
 		return "alua_nonowner_state";
 	if (a->ceph.lock_grace_ms != b->ceph.lock_grace_ms)
 		return "alua_lock_grace";
+	if (a->ceph.alua_explicit != b->ceph.alua_explicit)
+		return "alua_explicit";
 	if (block_size_of(live) != block_size_of(fresh))
 		return "blocksize";
 #define FLAG(f, name)                                                                              	if (a->f != b->f)                                                                          		return name;

@@ -34,7 +34,7 @@
  * requires LBPME and checks GET LBA STATUS; a fully provisioned LU has OVERWRITE and
  * CRYPTOGRAPHIC ERASE). */
 /* SET TARGET PORT GROUPS exists where an initiator can move the LU's owner: a shared store
- * following its lock (vdisk_rbd with alua_follow_lock). */
+ * following its lock (vdisk_rbd with alua_follow_lock and alua_explicit). */
 static bool lu_explicit_alua(const struct scsi_dev *dev, uint8_t *usage)
 {
 	(void)usage;

@@ -206,8 +206,8 @@ enum scsi_sr spc_report_target_port_groups(struct scsi_task *t)
 
 bool scsi_dev_explicit_alua(const struct scsi_dev *dev)
 {
-	return dev && dev->bs && dev->bs->ceph.alua_follow_lock && dev->bs->ops &&
-	       dev->bs->ops->lock_takeover && dev->alua;
+	return dev && dev->bs && dev->bs->ceph.alua_follow_lock && dev->bs->ceph.alua_explicit &&
+	       dev->bs->ops && dev->bs->ops->lock_takeover && dev->alua;
 }
 
 #define STPG_MAX_LEN 1024

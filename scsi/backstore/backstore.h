@@ -113,6 +113,9 @@ struct bs_ceph_params {
 	bool alua_follow_lock;
 	bool nonowner_standby;	  /* alua_nonowner_state standby (default nonoptimized) */
 	unsigned lock_grace_ms;	  /* alua_lock_grace: the owner silent this long is fenced */
+	/* alua_explicit: TPGS 11b and SET TARGET PORT GROUPS take the lock (default: implicit only,
+	 * since Linux's alua handler sends STPG whenever it activates a non-optimized path) */
+	bool alua_explicit;
 };
 
 /* Where a shared store's ownership stands, as the store sees it from this gateway. */

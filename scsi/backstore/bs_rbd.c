@@ -35,7 +35,8 @@ bool bs_rbd_step_continues(enum bs_op op, bool io_step, bool durable, ssize_t re
 static const char *const rbd_attrs[] = {"pool", "image", "ceph_conf", "ceph_user", "ceph_keyring",
 					"size", "size_mb", "blocksize", "read_only",
 					"thin_provisioned", "alua_follow_lock",
-					"alua_nonowner_state", "alua_lock_grace", NULL};
+					"alua_nonowner_state", "alua_lock_grace",
+					"alua_explicit", NULL};
 
 #ifndef UTGT_HAVE_RBD
 

@@ -14,9 +14,10 @@
 #      to B's first write) is printed.
 #   3. A restarted: it comes back active/non-optimized, B stays the owner for 3 grace periods
 #      (no lock stolen), RTPG from each says 1 non-optimized, 2 active/optimized.
-#   4. SET TARGET PORT GROUPS through A for its own group: A fences B and takes the lock
-#      (2A/06 on A's session); B, blocklisted, answers writes 04/0C, reconnects with a new
-#      client and comes back active/non-optimized without taking the lock back.
+#   4. SET TARGET PORT GROUPS through A for its own group (alua_explicit 1): A fences B and
+#      takes the lock (2A/06 on A's session); B, blocklisted, answers writes 04/0C,
+#      reconnects with a new client and comes back active/non-optimized without taking the
+#      lock back.
 #   5. B's persistent reservation store reconnected with it: PR IN and OUT through B work,
 #      B lists keys registered through A before and after its fence, and enforces an
 #      Exclusive Access reservation A takes afterwards (its watch armed again).
@@ -36,7 +37,8 @@ PIDA= PIDB=
 mkdir -p "$WORK"
 . tests/integration/lib/ports.sh
 . tests/rbd/lib/gateways.sh
-GW_IQN=$IQN GW_IMAGE=$IMAGE GW_GRACE=$GRACE
+# alua_explicit: step 4 moves the lock with SET TARGET PORT GROUPS
+GW_IQN=$IQN GW_IMAGE=$IMAGE GW_GRACE=$GRACE GW_DEVICE_EXTRA="alua_explicit 1"
 
 ok() { echo "ok: $*"; }
 bad() {

@@ -286,18 +286,20 @@ Test(scsi_dev_config, rbd_gateway_attributes)
 {
 	struct scsi_dev *dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", "alua_follow_lock",
 				    "1", "alua_nonowner_state", "standby", "alua_lock_grace", "7",
-				    NULL);
+				    "alua_explicit", "1", NULL);
 
 	assert_clean(dev);
 	cr_assert(dev->bs->ceph.alua_follow_lock);
 	cr_assert(dev->bs->ceph.nonowner_standby);
 	cr_assert_eq(dev->bs->ceph.lock_grace_ms, 7000);
+	cr_assert(dev->bs->ceph.alua_explicit);
 	scsi_dev_destroy(dev);
 
 	dev = conf("vdisk_rbd", "r", "pool", "rbd", "image", "i", NULL);
 	assert_clean(dev);
 	cr_assert(!dev->bs->ceph.alua_follow_lock, "one gateway by default");
 	cr_assert(!dev->bs->ceph.nonowner_standby, "non-owners active/non-optimized by default");
+	cr_assert(!dev->bs->ceph.alua_explicit, "implicit ALUA only by default");
 	cr_assert_eq(dev->bs->ceph.lock_grace_ms, 0, "0: the store's default (15 s)");
 	scsi_dev_destroy(dev);
 

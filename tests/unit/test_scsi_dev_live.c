@@ -282,19 +282,24 @@ Test(dev_live, setup_differs_names_the_rbd_gateway_attributes)
 				      {"alua_nonowner_state", "standby", 4}};
 	struct utgt_attr grace[] = {{"pool", "p", 1}, {"image", "i", 2}, {"alua_follow_lock", "1", 3},
 				    {"alua_lock_grace", "30", 4}};
+	struct utgt_attr expl[] = {{"pool", "p", 1}, {"image", "i", 2}, {"alua_follow_lock", "1", 3},
+				   {"alua_explicit", "1", 4}};
 	struct scsi_dev *a = scsi_dev_configure("vdisk_rbd", "r", one, 2, &d);
 	struct scsi_dev *b = scsi_dev_configure("vdisk_rbd", "r", follow, 3, &d);
 	struct scsi_dev *c = scsi_dev_configure("vdisk_rbd", "r", standby, 4, &d);
 	struct scsi_dev *e = scsi_dev_configure("vdisk_rbd", "r", grace, 4, &d);
+	struct scsi_dev *x = scsi_dev_configure("vdisk_rbd", "r", expl, 4, &d);
 
 	cr_assert_str_eq(scsi_dev_setup_differs(a, b), "alua_follow_lock");
 	cr_assert_str_eq(scsi_dev_setup_differs(b, c), "alua_nonowner_state");
 	cr_assert_str_eq(scsi_dev_setup_differs(b, e), "alua_lock_grace");
+	cr_assert_str_eq(scsi_dev_setup_differs(b, x), "alua_explicit");
 	cr_assert_null(scsi_dev_setup_differs(b, b));
 	scsi_dev_destroy(a);
 	scsi_dev_destroy(b);
 	scsi_dev_destroy(c);
 	scsi_dev_destroy(e);
+	scsi_dev_destroy(x);
 }
 
 /* WCE set from outside (a TCMU device's emulate_write_cache): the caching page says it, every

@@ -270,9 +270,20 @@ BOTH_STORES(alua, set_target_port_groups_asks_the_store_to_take_over)
 	r = stpg(&fx_nx, 10, ALUA_ACTIVE_OPTIMIZED);
 	th_assert_sense(r, SK_ILLEGAL_REQUEST, 0x24, 0x00);
 
+	/* following the lock without alua_explicit: implicit only, so Linux's alua handler, which
+	 * sends STPG whenever dm-multipath activates a non-optimized path (a restarted gateway's
+	 * path reinstated), never takes the lock from a healthy owner */
 	with_follow();
 	follow(BS_LOCK_PEER, 20, ALUA_ACTIVE_NONOPTIMIZED);
 	th_clear_ua(&fx_nx, 0);
+	r = th_exec(&fx_nx, 0, (uint8_t[6]){0x12, 0, 0, 0, 36, 0}, 6, SCSI_DIR_READ, b, 36);
+	cr_assert_eq((b[5] >> 4) & 3, 1, "TPGS 01b without alua_explicit");
+	r = stpg(&fx_nx, 10, ALUA_ACTIVE_OPTIMIZED);
+	cr_assert_neq(r.status, SAM_STAT_GOOD, "STPG refused without alua_explicit");
+	cr_assert_eq(r.sense[2] & 0xf, SK_ILLEGAL_REQUEST);
+	cr_assert_eq(takeovers, 0);
+
+	fx_dev->bs->ceph.alua_explicit = true;
 	r = th_exec(&fx_nx, 0, (uint8_t[6]){0x12, 0, 0, 0, 36, 0}, 6, SCSI_DIR_READ, b, 36);
 	cr_assert_eq((b[5] >> 4) & 3, 3, "TPGS 11b: implicit and explicit");
 	/* this gateway's group active/optimized: a takeover */

@@ -1,9 +1,11 @@
 # Two utgtd gateways serving one RBD image, ALUA following its exclusive lock (docs/rbd.md,
 # "Several gateways"): the configuration and the state query shared by the tests that run them,
-# tests/rbd/suite_gateways.sh (utgt-bench on the host).  Sourced, not run.
+# tests/rbd/suite_gateways.sh (utgt-bench on the host) and tests/vm/rbd_multipath.sh (open-iscsi
+# and dm-multipath in the qemu guest).  Sourced, not run.
 #
 # Set before calling: GW_IQN (gateway NAME's target is GW_IQN-NAME), GW_IMAGE (pool/image),
-# GW_GRACE (alua_lock_grace, s) and CEPH_CONF; UTGTADM (default build/utgtadm).
+# GW_GRACE (alua_lock_grace, s) and CEPH_CONF; optional: GW_DEVICE_EXTRA (more lines for the
+# DEVICE, e.g. "alua_explicit 1"), UTGTADM (default build/utgtadm).
 
 # gw_conf NAME PORT RTID GROUP PEER PEER_RTID PEER_GROUP: gateway NAME's scst.conf, listening
 # on 127.0.0.1:PORT: its own target and group, and its peer's group, known by the peer's
@@ -18,6 +20,7 @@ HANDLER vdisk_rbd {
 		ceph_conf $CEPH_CONF
 		alua_follow_lock 1
 		alua_lock_grace $GW_GRACE
+		${GW_DEVICE_EXTRA:-}
 	}
 }
 TARGET_DRIVER iscsi {
