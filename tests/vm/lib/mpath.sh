@@ -1,8 +1,20 @@
-# dm-multipath helpers shared by tests/vm/multipath.sh (iSCSI) and tests/vm/srp_multipath.sh.
-# Sourced after common.sh.  The map is one round-robin group switching every request.
+# dm-multipath helpers shared by tests/vm/multipath.sh (iSCSI), tests/vm/srp_multipath.sh and
+# tests/vm/rbd_multipath.sh (ALUA).  Sourced after common.sh.  The map is one round-robin group
+# switching every request, unless mpath_conf is given "alua".
 
-# mpath_conf VENDOR PRODUCT: multipath.conf for our LU, then multipathd.
+# mpath_conf VENDOR PRODUCT [alua]: multipath.conf for our LU, then multipathd.  With "alua"
+# the paths are grouped by their ALUA priority (prio alua: 50 active/optimized, 10
+# active/non-optimized) through the kernel's alua handler, and I/O goes to the best group only
+# (tests/vm/rbd_multipath.sh); without, one round-robin group over every path.
 mpath_conf() {
+	local policy='path_grouping_policy multibus
+		path_selector "round-robin 0"
+		rr_min_io_rq 1
+		rr_weight uniform'
+	[ "${3:-}" = alua ] && policy='path_grouping_policy group_by_prio
+		prio alua
+		hardware_handler "1 alua"
+		path_selector "service-time 0"'
 	cat >/etc/multipath.conf <<EOF
 defaults {
 	user_friendly_names no
@@ -16,10 +28,7 @@ devices {
 	device {
 		vendor "$1"
 		product "$2"
-		path_grouping_policy multibus
-		path_selector "round-robin 0"
-		rr_min_io_rq 1
-		rr_weight uniform
+		$policy
 		path_checker tur
 		failback immediate
 		no_path_retry 30
