@@ -52,7 +52,24 @@ user_backstore() {
 	echo "dev_config=$cfg" >"$CORE/$name/control"
 	echo "dev_size=$((mb << 20))" >"$CORE/$name/control"
 	for c in "$@"; do echo "$c" >"$CORE/$name/control"; done
-	echo 1 >"$CORE/$name/enable"
+	enable_backstore "$CORE/$name"
+}
+
+# enable_backstore DIR: echo 1 > DIR/enable.  While a handler daemon has LIO's TCM-USER netlink
+# interface blocked (tcmu-runner does while it starts up) the kernel fails the enable with
+# EAGAIN ("Failing nl cmd 1 on NAME. Interface is blocked."): retry that, and only that, for up
+# to 30 s; any other error is the caller's to see.
+enable_backstore() {
+	local err i
+	for i in $(seq 300); do
+		err=$({ echo 1 >"$1/enable"; } 2>&1) && return 0
+		case $err in
+		*"temporarily unavailable"*) sleep 0.1 ;;
+		*) echo "$err" >&2; return 1 ;;
+		esac
+	done
+	echo "$err (still blocked after 30 s)" >&2
+	return 1
 }
 
 # loop_lun LUN BACKSTORE-DIR: map a backstore (core/<hba>/<name>) as tcm_loop LUN.
