@@ -37,7 +37,7 @@ K=0
 life() { # rw depth n
 	local port url
 	K=$((K + 1))
-	port=$(bench_free_port) # a port of its own each time: the last life's may still be in use
+	pick_port port # a port of its own each time: the last life's may still be in use
 	url=iscsi://127.0.0.1:$port/$IQN/0
 	cat >"$W/u.$K.conf" <<EOF
 HANDLER ramdisk {

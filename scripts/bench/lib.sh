@@ -1,9 +1,8 @@
 # Helpers the scripts/bench/ measurements share (sourced, not run).
 
-# A free loopback TCP port, from the kernel.
-bench_free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# Free loopback ports: the tests' picker (pick_port VAR), below the kernel's ephemeral range,
+# so a port found free cannot become some client's source port before the daemon binds it.
+. tests/integration/lib/ports.sh
 
 # Wait until the utgtd writing LOG listens (TRIES tenths of a second, default 300: valgrind
 # needs more); print the log and exit if it never does.

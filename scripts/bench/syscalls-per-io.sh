@@ -33,7 +33,7 @@ for t in perf python3; do
 	command -v $t >/dev/null || { echo "missing $t"; exit 1; }
 done
 . scripts/bench/lib.sh
-port=$(bench_free_port)
+pick_port port
 url=iscsi://127.0.0.1:$port/$IQN/0
 case $LU in
 ramdisk) dev="HANDLER ramdisk {

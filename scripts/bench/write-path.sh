@@ -39,7 +39,7 @@ EV=context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_readv,syscalls:sys
 
 start_utgtd() { # config -> UPID, URL
 	local port handler=ramdisk extra=
-	port=$(bench_free_port)
+	pick_port port
 	case $1 in
 	default) ;;
 	fb256k) extra="FirstBurstLength 262144" ;;
@@ -109,9 +109,11 @@ for r in $(seq "$ROUNDS"); do
 		wait "$UPID" 2>/dev/null
 		UPID=
 	done
-	pi=$(bench_free_port)
+	pick_port pi
 	iperf3 -s -1 -p "$pi" >/dev/null 2>&1 &
-	sleep 0.3
+	# ss, not a connect: iperf3 -s -1 serves the first connection only
+	for _ in $(seq 100); do ss -Hltn "sport = :$pi" | grep -q . && break; sleep 0.1; done
+	ss -Hltn "sport = :$pi" | grep -q . || { echo "iperf3 -s did not listen on $pi"; exit 1; }
 	iperf3 -c 127.0.0.1 -p "$pi" -t "$SECS" -J 2>/dev/null | python3 -c 'import json, sys
 print("iperf3 %.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))' \
 		>>"$W/rows" 2>/dev/null
