@@ -13,7 +13,10 @@
 # the two columns of one run, not figures of different runs).  ONLY (an extended regex)
 # keeps the rows whose label matches.  Printed with the QD1 row: a raw TCP ping-pong on
 # loopback (48-byte request, 4,144-byte answer: the shape of a 4 KiB READ), the floor under any
-# target's QD1 latency.  The "N paths" rows spread one utgt-bench job over N portals of the same
+# target's QD1 latency.  Printed with the 4 KiB QD32 read row: the same exchange pipelined 32
+# deep against an epoll server that batches as utgtd's workers do, its CPU per answer with the
+# data from one cached buffer and from random pages of a store the LU's size: the floor under
+# any target's CPU per I/O on this machine (tcp_pingpong.c).  The "N paths" rows spread one utgt-bench job over N portals of the same
 # LU (round robin, a path switch every command); iperf3's one-stream figure closes the report.
 # ISCSI_WORKERS=N sets utgtd's worker_threads (ISCSI_WORKERS=1: every connection on one
 # worker, as placing the paths of one LU together would); POLL_US=N sets its poll_us.
@@ -190,6 +193,7 @@ one() { # side kind args... -> "iops mibs cpu_s rss"
 
 RES=$W/results
 FLOOR=$W/floor
+CPUFLOOR=$W/cpufloor
 PINGPONG=$W/tcp_pingpong
 cc -O2 -o "$PINGPONG" scripts/bench/tcp_pingpong.c || { echo "cannot build tcp_pingpong"; exit 1; }
 
@@ -204,7 +208,14 @@ row() { # rep label kind args...
 		u=$(one u $kind "$@"); t=$(one t $kind "$@")
 	fi
 	echo "$label|$u|$t" >>"$RES"
-	case $label in *QD1\ *) "$PINGPONG" "$SECS" | awk '{print $2}' >>"$FLOOR" ;; esac
+	case $label in
+	*QD1\ *) "$PINGPONG" "$SECS" | awk '{print $2}' >>"$FLOOR" ;;
+	"4k randread  QD32 (utgt-bench)")
+		# the socket work alone at the same depth: from a cached buffer, and from random
+		# pages of a store the LU's size (what a RAM LU's READ must touch)
+		echo "$("$PINGPONG" "$SECS" 32 | awk '{print $6, $8}') $("$PINGPONG" "$SECS" 32 "$SIZE_MB" |
+			awk '{print $6, $8}')" >>"$CPUFLOOR" ;;
+	esac
 	printf '.'
 }
 
@@ -236,9 +247,9 @@ IPERF=$(iperf3 -c 127.0.0.1 -p $PI -t $SECS -J 2>/dev/null |
 IPID=
 
 # Medians per row and column; CPU per I/O = CPU seconds / (IOPS x seconds).
-python3 - "$RES" "$FLOOR" "$SECS" <<'PY'
+python3 - "$RES" "$FLOOR" "$SECS" "$CPUFLOOR" "$SIZE_MB" <<'PY'
 import statistics, sys
-res, floor_f, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+res, floor_f, secs, cpufloor_f, size_mb = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
 rows, order = {}, []
 for line in open(res):
     label, u, t = line.rstrip("\n").split("|")
@@ -293,6 +304,18 @@ if qd1:
     if fl and u and t:
         print("TCP ping-pong floor (48 B / 4,144 B): %.1f us; over the floor: utgt +%.1f us, tgt +%.1f us"
               % (fl, 1e6 / u - fl, 1e6 / t - fl))
+try:
+    cf = [[float(x) for x in l.split()] for l in open(cpufloor_f) if len(l.split()) == 4]
+except OSError:
+    cf = []
+q32 = "4k randread  QD32 (utgt-bench)"
+if cf and q32 in rows and rows[q32][0]:
+    hot, hot_r, cold, cold_r = (statistics.median(c[k] for c in cf) for k in range(4))
+    uc = med(rows[q32][0], 2)
+    print("Socket CPU floor at QD32 (an epoll server answering 48 B with 4,144 B, its own client at depth 32):")
+    print("  %.2f us per answer from one cached buffer (%.3f wake-ups per answer), %.2f us from random"
+          " pages of a %s MiB store (%.3f); utgtd %.2f us, +%.2f us over the store floor"
+          % (hot, hot_r, cold, size_mb, cold_r, uc, uc - cold))
 PY
 echo "iperf3 one TCP stream on loopback: ${IPERF:-?} MiB/s"
 echo "utgtd peak RSS: $(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' /proc/$UPID/status), tgtd peak RSS: $(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' /proc/$TPID/status)"
