@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ut_thread.h"
 #include "transports/iscsi/iscsi_pdu.h"
 #include "transports/iser/iser_iscsi.h"
 #include "transports/rdma/rdma_pool.h"
@@ -42,6 +43,10 @@ static struct iser_fake {
 	/* disconnect as the verbs layer does, telling the connection it is down at once
 	 * (iser_fake_begin sets it; a test of the connection alone may clear it) */
 	bool down_on_disconnect;
+	/* at disconnect, flush every operation still posted as the QP's error state does (a test
+	 * that completes them itself, to look at the order, leaves it off) */
+	bool flush_on_disconnect;
+	struct ut_msg flush_msg;
 	/* SENDs posted, in order: iSER header + BHS + data */
 	uint8_t sent[NSEND][ISER_HEADERS_LEN + 8192];
 	uint32_t sent_len[NSEND];
@@ -181,11 +186,24 @@ static void fk_repost(struct rdma_conn *c, struct rdma_buf *b)
 	f.rbusy &= ~(1u << (b - f.rbuf));
 	f.reposted++;
 }
+/* The flushed completions arrive after the disconnect call returns, as from a CQ. */
+static void fk_flush(struct ut_msg *m)
+{
+	(void)m;
+	while (f.npending) {
+		struct rdma_op *op = f.pending[--f.npending];
+		op->done(FC, op, false);
+	}
+}
 static void fk_disconnect(struct rdma_conn *c)
 {
 	f.disconnected = true;
 	if (f.down_on_disconnect)
 		iser_conn_ops.down(c);
+	if (f.flush_on_disconnect) {
+		f.flush_msg.fn = fk_flush;
+		ut_thread_post(ut_thread_current(), &f.flush_msg);
+	}
 }
 static void fk_release(struct rdma_conn *c)
 {
