@@ -153,7 +153,7 @@ Test(srcu, replaced_objects_are_freed_only_after_their_readers)
 	bad = sections = 0;
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&r[i], NULL, reader_main, NULL), 0);
-	for (uint64_t gen = 1; gen <= 300; gen++) {
+	for (uint64_t gen = 1; gen <= 100; gen++) {
 		struct obj *n = calloc(1, sizeof(*n)), *old = published;
 		unsigned long seen = __atomic_load_n(&sections, __ATOMIC_ACQUIRE);
 
