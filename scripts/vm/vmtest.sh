@@ -120,7 +120,9 @@ for t in "${tests[@]}"; do
 				"the guest, $((limit + 120))s around qemu); last lines of $out/console.log:"
 			tail -25 "$out/console.log" 2>/dev/null | awk '{ print "  | " $0 }'
 		fi
-		summary+=("$res $name ${secs}s (exit $rc; logs in $out/)")
+		# the step that failed, in the summary: a run of several scripts names its culprit
+		why=$(grep -a -m1 -o 'FAIL: .*' "$out/console.log" 2>/dev/null | tr -d '\r' | cut -c1-160)
+		summary+=("$res $name ${secs}s (exit $rc; logs in $out/)${why:+: $why}")
 	fi
 	[ -n "${UTGT_SUMMARY:-}" ] &&
 		printf '%s/%s|%s|%s\n' "vmtest${quick:+-quick}" "$name" "$res" "$secs" >>"$UTGT_SUMMARY"
