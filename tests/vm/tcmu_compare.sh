@@ -15,7 +15,12 @@
 # daemon's CPU time per I/O (utime + stime from /proc/PID/stat over its runs) and its context
 # switches per I/O for each job (all its threads, /proc/PID/task/*/status: the thread wakeups a
 # command costs) show where the time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
-# Arguments: quick (1 round of 3 s runs), build=DIR, base=DIR: a fourth target, a second
+# Per job and daemon, "where the time goes" lists each thread's CPU per I/O (utime + stime of
+# /proc/PID/task/TID/stat, by thread name) and how busy each vCPU was (/proc/stat), so a
+# hand-off between threads and the vCPUs it spreads over can be seen.
+# Arguments: quick (1 round of 3 s runs), rounds=N, runtime=S (seconds per fio run), jobs=A+B
+# (a subset of rr1,rr32,rw1,rw32,sr8: short development runs), build=DIR, base=DIR: a fourth
+# target, a second
 # utgtd from /src/DIR (another build, e.g. before a change) serving its own LIO device and
 # file the same way, in the same rounds; base_env=VAR=VALUE sets one variable for it (e.g.
 # base_env=UTGT_NO_IO_URING=1: the fileio engine's thread pool instead of io_uring).
@@ -31,10 +36,14 @@ KEEP_CACHE=1
 OUT=/out/tcmu-compare.txt
 RUNNER_PID=
 BASE= BASE_ENV=
+JOBS=(rr1 rr32 rw1 rw32 sr8)
 for a in "$@"; do
 	case $a in
 	base=*) BASE=/src/${a#base=}/utgtd ;;
 	base_env=*) BASE_ENV=${a#base_env=} ;;
+	rounds=*) ROUNDS=${a#rounds=} ;;
+	runtime=*) RUNTIME=${a#runtime=} ;;
+	jobs=*) IFS=+ read -r -a JOBS <<<"${a#jobs=}" ;;
 	esac
 done
 BASE_PID=
@@ -54,6 +63,15 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # ctx_switches PID: context switches of all its threads so far (each is a thread going to
 # sleep or being preempted: the wakeups a command costs)
 ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+# thread_ticks PID: "name ticks" per thread name (utime + stime; threads of one name summed;
+# the name is field 2 of stat, in parentheses, without spaces for these daemons)
+thread_ticks() {
+	cat /proc/"$1"/task/*/stat 2>/dev/null |
+		awk '{ sub(/^[0-9]+ \(/, ""); n = $1; sub(/\)$/, "", n); t[n] += $13 + $14 }
+			END { for (n in t) print n, t[n] }'
+}
+# vcpu_busy: "busy0 busy1 ..." ticks of each vCPU so far (every state but idle and iowait)
+vcpu_busy() { awk '$1 ~ /^cpu[0-9]/ { printf "%s ", $2 + $3 + $4 + $7 + $8 + $9 } END { print "" }' /proc/stat; }
 
 step "three backing files, utgtd, tcmu-runner, LIO"
 [ -x "$UTGTD" ] || fail "no $UTGTD (build it first)"
@@ -121,7 +139,6 @@ for t in "${TG[@]}"; do
 done
 grep -q "cmpr" "$RUNNER_LOG"/tcmu-runner.log 2>/dev/null && grep cmpr "$RUNNER_LOG"/tcmu-runner.log | tail -2 | sed 's/^/    /'
 
-JOBS=(rr1 rr32 rw1 rw32 sr8)
 declare -A ARGS=(
 	[rr1]="--rw=randread --bs=4k --iodepth=1"
 	[rr32]="--rw=randread --bs=4k --iodepth=32"
@@ -129,17 +146,25 @@ declare -A ARGS=(
 	[rw32]="--rw=randwrite --bs=4k --iodepth=32"
 	[sr8]="--rw=read --bs=1M --iodepth=8"
 )
-declare -A V TICKS IOS SW N
+declare -A V TICKS IOS SW N TT VB WALL
 step "$ROUNDS round(s) of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}s each, alternating"
 t0=$SECONDS
 for r in $(seq 1 "$ROUNDS"); do
 	for j in "${JOBS[@]}"; do
 		for t in "${TG[@]}"; do
 			p=${PIDOF[$t]}
-			[ -n "$p" ] && c0=$(cpu_ticks "$p") && s0=$(ctx_switches "$p")
+			[ -n "$p" ] && c0=$(cpu_ticks "$p") && s0=$(ctx_switches "$p") && thread_ticks "$p" >/tmp/tt0
+			read -r -a b0 <<<"$(vcpu_busy)"
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
+			read -r -a b1 <<<"$(vcpu_busy)"
+			for i in "${!b1[@]}"; do VB[$t,$j,$i]=$((${VB[$t,$j,$i]:-0} + b1[i] - b0[i])); done
+			WALL[$t,$j]=$((${WALL[$t,$j]:-0} + RUNTIME + RAMP))
 			if [ -n "$p" ]; then
+				while read -r name k; do
+					k0=$(awk -v n="$name" '$1 == n { print $2 }' /tmp/tt0)
+					TT[$t,$j,$name]=$((${TT[$t,$j,$name]:-0} + k - ${k0:-0}))
+				done < <(thread_ticks "$p")
 				TICKS[$t]=$((${TICKS[$t]:-0} + $(cpu_ticks "$p") - c0))
 				SW[$t,$j]=$((${SW[$t,$j]:-0} + $(ctx_switches "$p") - s0))
 				N[$t,$j]=$((${N[$t,$j]:-0} + ${v#* } * (RUNTIME + RAMP)))
@@ -170,21 +195,59 @@ done
 		[ -n "$BASE" ] && b=$(median ${V[base,$j]}) && printf ' %12s %12s' "$b" "$(ratio "$u" "$b")"
 		echo
 	done
+	# each round's own ratio (the rounds alternate targets job by job: a ratio within one
+	# round compares runs seconds apart)
+	for j in "${JOBS[@]}"; do
+		printf '%-22s' "per round $j"
+		read -r -a vu <<<"${V[utgtd,$j]}"
+		read -r -a vr <<<"${V[runner,$j]}"
+		read -r -a vl <<<"${V[lio,$j]}"
+		printf ' utgtd/runner'
+		for i in "${!vu[@]}"; do printf ' %s' "$(ratio "${vu[i]}" "${vr[i]:-}")"; done
+		printf ';  utgtd/LIO'
+		for i in "${!vu[@]}"; do printf ' %s' "$(ratio "${vu[i]}" "${vl[i]:-}")"; done
+		echo
+	done
 	# thread wakeups per command: a daemon's context switches over its I/Os, per job
 	printf '%-22s' "switches per I/O"
 	for t in "${TG[@]}"; do
 		[ "$t" = lio ] && continue
 		printf ' %s' "$t:"
-		for j in rr1 rw1 rr32 rw32; do
+		for j in "${JOBS[@]}"; do
+			[ "$j" = sr8 ] && continue
 			awk -v s="${SW[$t,$j]:-0}" -v n="${N[$t,$j]:-0}" -v j=$j \
 				'BEGIN { printf " %s %.2f", j, (n > 0 ? s / n : 0) }'
 		done
 		printf ';'
 	done
 	echo
-	r=$(tcmu_counter cmpu completed_on_ring_thread || echo "?") c=$(tcmu_counter cmpu completions || echo "?")
-	echo "utgtd: $r of $c completions made on the ring thread (no hop to an I/O thread)"
+	# where the time goes: each thread's CPU per I/O, each vCPU's busy share (of the run's
+	# wall time, ramp included: so is the CPU)
 	hz=$(getconf CLK_TCK)
+	for j in "${JOBS[@]}"; do
+		for t in "${TG[@]}"; do
+			printf '%-6s %-7s vCPUs busy' "$j" "$t"
+			for i in $(seq 0 $(($(nproc) - 1))); do
+				awk -v i="$i" -v b="${VB[$t,$j,$i]:-0}" -v w="${WALL[$t,$j]}" -v hz="$hz" \
+					'BEGIN { printf " cpu%s %.0f%%", i, 100 * b / hz / w }'
+			done
+			[ "$t" = lio ] || printf ';  us/I/O:'
+			for k in "${!TT[@]}"; do
+				case $k in "$t,$j,"*)
+					awk -v n="${k##*,}" -v k="${TT[$k]}" -v io="${N[$t,$j]:-0}" -v hz="$hz" \
+						'BEGIN { if (k > 0 && io > 0) printf " %s %.0f", n, k / hz * 1e6 / io }' ;;
+				esac
+			done
+			echo
+		done
+	done
+	r=$(tcmu_counter cmpu completed_on_ring_thread || echo "?") c=$(tcmu_counter cmpu completions || echo "?")
+	echo "utgtd: $r of $c completions made on a ring thread (no hop to an I/O thread)," \
+		"$(tcmu_counter cmpu taken_by_second_thread || echo "?") commands taken by the second ring thread"
+	if [ -n "$BASE" ]; then
+		echo "base: $(UTGTADM="${UTGTADM% -s *} -s /tmp/tcmu-base/utgtd.sock" tcmu_counter cmpb completions || echo "?") completions," \
+			"$(UTGTADM="${UTGTADM% -s *} -s /tmp/tcmu-base/utgtd.sock" tcmu_counter cmpb taken_by_second_thread || echo "?") taken by the second ring thread"
+	fi
 	for t in "${TG[@]}"; do
 		[ "$t" = lio ] && continue
 		awk -v t="$t" -v k="${TICKS[$t]}" -v n="${IOS[$t]}" -v hz="$hz" 'BEGIN {
