@@ -113,6 +113,7 @@ struct scsi_task {
 	 * whole of exp_xfer_len. */
 	void (*din_ready)(struct scsi_task *task, uint32_t off, uint32_t len);
 	bool inline_io;                /* READ/WRITE may run on this thread (bs_io.inline_ok) */
+	bool inline_wait;              /* ...a WRITE even with others in flight (bs_io.inline_wait_ok) */
 
 	/* ---- filled by the core before done() ---- */
 	uint8_t status;                /* SAM status byte */

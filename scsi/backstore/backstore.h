@@ -61,6 +61,10 @@ struct bs_io {
 	 * returns).  Set by a transport whose thread gains from it (TCMU: the ring thread at
 	 * QD1 saves a hop to an I/O thread and its wakeup). */
 	bool inline_ok;
+	/* With inline_ok: a buffered WRITE may run here even while other I/O of the store is in
+	 * flight (a write may wait for a page or for dirty throttling; the submitter says it can
+	 * afford that: TCMU's two ring threads, one of which keeps serving the ring). */
+	bool inline_wait_ok;
 	uint64_t miscompare_at; /* BS_MISCOMPARE: offset of the first differing byte in len */
 	void (*cb)(struct bs_io *io, enum bs_status st);
 	void *priv;

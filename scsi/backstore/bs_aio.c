@@ -700,7 +700,8 @@ static void *worker_main(void *arg)
  * reaper or a pool thread (whose wakeup costs more than a page-cache copy).  A READ goes with
  * RWF_NOWAIT, which fails with EAGAIN rather than wait for the medium (then it goes the usual
  * way); a WRITE only when nothing else of this engine is in flight (`alone`), since a buffered
- * write may wait for a page or for dirty throttling, and that must not stall a busy thread.
+ * write may wait for a page or for dirty throttling, and that must not stall a busy thread,
+ * unless the submitter says it may wait (io->inline_wait_ok).
  * Never with O_DIRECT, O_DSYNC or FUA: those wait for the medium.  False: not run, dispatch
  * it.  A short transfer continues the usual way (step_complete). */
 static bool run_inline(struct aio_req *r, bool alone)
@@ -722,7 +723,7 @@ static bool run_inline(struct aio_req *r, bool alone)
 			__atomic_store_n(&a->no_nowait, true, __ATOMIC_RELAXED);
 			return false;
 		}
-	} else if (r->kind == STEP_WRITE && alone && !a->dsync) {
+	} else if (r->kind == STEP_WRITE && (alone || io->inline_wait_ok) && !a->dsync) {
 		n = pwritev2(r->fd, r->iov, r->iovcnt, (off_t)r->step_off, 0);
 	} else {
 		return false;
