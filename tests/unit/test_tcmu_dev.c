@@ -569,3 +569,223 @@ Test(tcmu_dev, finished_commands_are_reused)
 		      (unsigned long long)(s1.allocs - s0.allocs));
 	down();
 }
+
+/* The second ring thread (tcmu_dev_set_second_thread): the tests below play it with
+ * tcmu_dev_poll_second() on a thread of their own, or start the real one. */
+
+/* A batch of 64 commands the core answers inline, on the ring thread alone: every one in the
+ * ring when the poll returns, and one kick for all of them. */
+Test(tcmu_dev, inline_batch_costs_one_kick)
+{
+	uint8_t cdb[10];
+	struct fk_done d[64];
+	unsigned kicks;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	for (int i = 0; i < 64; i++) {
+		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+		rw10(cdb, i % 2 == 0, (uint32_t)i * 8, 8);
+		fk_cmd(&K, cdb, 10, iov, 1);
+	}
+	kicks = W.kicks;
+	cr_assert_eq(tcmu_dev_poll(D), 64);
+	cr_assert_eq(tcmu_dev_inflight(D), 0);
+	cr_assert_eq(W.kicks, kicks, "no kick inside the poll");
+	cr_assert_eq(tcmu_dev_reap(D), 1);
+	cr_assert_eq(W.kicks, kicks + 1, "one kick for the batch");
+	cr_assert_eq(fk_reap(&K, d, 64), 64);
+	down();
+}
+
+static void *second_once(void *arg)
+{
+	(void)arg;
+	return (void *)(uintptr_t)tcmu_dev_poll_second(D);
+}
+
+static unsigned poll_second_on_a_thread(void)
+{
+	pthread_t th;
+	void *n;
+
+	cr_assert_eq(pthread_create(&th, NULL, second_once, NULL), 0);
+	pthread_join(th, &n);
+	return (unsigned)(uintptr_t)n;
+}
+
+/* A command the second thread took is held (hang_lba) when LIO's ABORT TASK arrives, parsed
+ * by the ring thread: it completes once, as TASK ABORTED; the second thread's command before
+ * it was answered GOOD; nothing is completed twice. */
+Test(tcmu_dev, tmr_aborts_a_command_of_the_second_thread_once)
+{
+	uint8_t cdb[10];
+	uint64_t iov[2][2];
+	struct fk_done d[4];
+	struct tcmu_dev_stats s;
+	uint16_t first, held;
+	unsigned n;
+
+	up(TMR_CAPS);
+	clear_ua();
+	tcmu_dev_set_hang_lba(D, 200);
+	iov[0][0] = fk_data(&K, 4096), iov[0][1] = 4096;
+	iov[1][0] = fk_data(&K, 4096), iov[1][1] = 4096;
+	rw10(cdb, true, 8, 8);
+	first = fk_cmd(&K, cdb, 10, &iov[0], 1);
+	rw10(cdb, false, 200, 8);
+	held = fk_cmd(&K, cdb, 10, &iov[1], 1);
+	cr_assert_eq(poll_second_on_a_thread(), 2);
+	settle_to(1);
+	fk_tmr(&K, TCMU_TMR_ABORT_TASK, &held, 1);
+	cr_assert_eq(tcmu_dev_poll(D), 0);
+	settle_to(0);
+	n = fk_reap(&K, d, 4);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(d[0].cmd_id, first);
+	cr_assert_eq(d[0].status, 0);
+	cr_assert_eq(d[1].cmd_id, held);
+	cr_assert_eq(d[1].status, SAM_STAT_TASK_ABORTED);
+	tcmu_dev_get_stats(D, &s);
+	cr_assert_eq(s.second, 2, "both taken by the second thread");
+	cr_assert_eq(s.aborted, 1);
+	cr_assert_eq(s.refused, 0);
+	cr_assert_eq(s.completions, s.cmds);
+	down();
+}
+
+struct race {
+	volatile bool stop;
+	unsigned taken;
+};
+
+static void *second_loop(void *arg)
+{
+	struct race *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		r->taken += tcmu_dev_poll_second(D);
+		tcmu_dev_reap(D);
+	}
+	return NULL;
+}
+
+/* Both ring threads take from one ring at once for 100 batches of 48 commands (reads and
+ * writes out of order, CAP_OOOC), with a LUN reset naming the first 25 commands of the batch
+ * queued behind them (one of which hang_lba holds every other batch): each command completes
+ * exactly once, GOOD or (one the reset named) TASK ABORTED, and the ring drains. */
+Test(tcmu_dev, two_threads_complete_each_command_once_under_resets)
+{
+	struct race r = {false, 0};
+	struct tcmu_dev_stats s;
+	pthread_t th;
+	uint8_t cdb[10];
+	uint16_t ids[48];
+	struct fk_done d[64];
+	unsigned taken = 0, aborted = 0;
+
+	up(TMR_CAPS);
+	clear_ua();
+	tcmu_dev_set_hang_lba(D, 40); /* command 5 of every other batch is held until the reset */
+	cr_assert_eq(pthread_create(&th, NULL, second_loop, &r), 0);
+	for (int b = 0; b < 100; b++) {
+		bool seen[48] = {false};
+		unsigned n;
+
+		for (int i = 0; i < 48; i++) {
+			uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+			memset(K.mem + iov[0][0], b + i, 4096);
+			rw10(cdb, i % 3 != 0, (uint32_t)i * 8, 8);
+			ids[i] = fk_cmd(&K, cdb, 10, iov, 1);
+			if (i == 24)
+				fk_tmr(&K, TCMU_TMR_LUN_RESET, ids, 25);
+			if (i % 8 == 7)
+				taken += tcmu_dev_poll(D);
+		}
+		taken += tcmu_dev_poll(D);
+		settle_to(0);
+		n = fk_reap(&K, d, 64);
+		cr_assert_eq(n, 48, "batch %d: %u completions for 48 commands", b, n);
+		for (unsigned i = 0; i < n; i++) {
+			int j = 0;
+			while (j < 48 && ids[j] != d[i].cmd_id)
+				j++;
+			cr_assert_lt(j, 48, "unknown cmd_id %u", d[i].cmd_id);
+			cr_assert_not(seen[j], "batch %d: cmd_id %u answered twice", b,
+				      d[i].cmd_id);
+			seen[j] = true;
+			cr_assert(d[i].status == 0 ||
+				      (j <= 24 && d[i].status == SAM_STAT_TASK_ABORTED),
+				  "batch %d, command %d: status 0x%x", b, j, d[i].status);
+			aborted += d[i].status == SAM_STAT_TASK_ABORTED;
+		}
+		cr_assert_eq(fk_tail(&K), K.head);
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	tcmu_dev_get_stats(D, &s);
+	cr_assert_eq(s.refused, 0);
+	cr_assert_eq(s.completions, s.cmds);
+	cr_assert_eq(taken + r.taken, 4800);
+	cr_assert_eq(s.second, r.taken);
+	cr_assert_eq(s.aborted, aborted);
+	cr_assert_geq(aborted, 50, "the 50 held commands are aborted by the resets");
+	cr_assert_eq(s.held, 50);
+	cr_assert_eq(s.tmrs, 100);
+	down();
+}
+
+/* The real second thread: a lone command never wakes it (QD1 stays on the ring thread); a
+ * batch wakes it once, every command completes once with the right data, and the batch
+ * costs at most one kick per thread run. */
+Test(tcmu_dev, second_thread_is_woken_by_a_backlog_only)
+{
+	uint8_t cdb[10];
+	uint16_t ids[64];
+	struct fk_done d[64];
+	struct tcmu_dev_stats s0, s1;
+	unsigned kicks;
+	bool seen[64] = {false};
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	cr_assert_eq(tcmu_dev_set_second_thread(D), 0);
+	clear_ua();
+	tcmu_dev_get_stats(D, &s0);
+	cr_assert_eq(s0.second_wakes, 0, "lone commands never wake it");
+	for (int i = 0; i < 64; i++) {
+		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+		memset(K.mem + iov[0][0], i, 4096);
+		rw10(cdb, true, (uint32_t)i * 8, 8);
+		ids[i] = fk_cmd(&K, cdb, 10, iov, 1);
+	}
+	kicks = W.kicks;
+	tcmu_dev_poll(D);
+	settle();
+	tcmu_dev_get_stats(D, &s1);
+	cr_assert_geq(s1.second_wakes - s0.second_wakes, 1);
+	cr_assert_eq(s1.cmds - s0.cmds, 64);
+	cr_assert_leq(W.kicks - kicks, 1 + (s1.second_wakes - s0.second_wakes),
+		      "%u kicks for %llu runs of the second thread", W.kicks - kicks,
+		      (unsigned long long)(s1.second_wakes - s0.second_wakes));
+	cr_assert_eq(fk_reap(&K, d, 64), 64);
+	for (int i = 0; i < 64; i++) {
+		int j = 0;
+		while (j < 64 && ids[j] != d[i].cmd_id)
+			j++;
+		cr_assert_lt(j, 64);
+		cr_assert_not(seen[j], "cmd_id %u answered twice", d[i].cmd_id);
+		seen[j] = true;
+		cr_assert_eq(d[i].status, 0);
+	}
+	for (int i = 0; i < 64; i++) {
+		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
+		rw10(cdb, false, (uint32_t)i * 8, 8);
+		cr_assert_eq(run(cdb, 10, iov, 1).status, 0);
+		cr_assert_eq(K.mem[iov[0][0]], i);
+		cr_assert_eq(K.mem[iov[0][0] + 4095], i);
+	}
+	tcmu_dev_get_stats(D, &s1);
+	cr_assert_eq(s1.refused, 0);
+	cr_assert_eq(s1.completions, s1.cmds);
+	down();
+}

@@ -197,6 +197,9 @@ Test(tcmu_transport, refused_device_served_after_a_live_change)
 	cr_assert(strstr(j.buf, "\"lio_device\":\"lioL\""), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"commands\":1,\"completions\":1"), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"refused_completions\":0"), "%s", j.buf);
+	/* one command: the second ring thread was never woken */
+	cr_assert(strstr(j.buf, "\"taken_by_second_thread\":0,\"second_thread_wakeups\":0"), "%s",
+		  j.buf);
 	ut_json_free(&j);
 
 	tcmu_transport.stop();

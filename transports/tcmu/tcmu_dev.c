@@ -17,7 +17,16 @@
  * way it is completed once, as TASK ABORTED (LIO ignores the status of an aborted command).
  * The entry names exactly the commands LIO aborted, so a LUN reset aborts those and nothing
  * else: another LIO device backed by the same DEVICE keeps its commands, and LIO, not utgt,
- * raises the reset's UNIT ATTENTION. */
+ * raises the reset's UNIT ATTENTION.
+ *
+ * A second ring thread (tcmu_dev_set_second_thread()): the ring thread wakes it when entries
+ * wait behind the one it just took, and from then on both take entries (one at a time, under
+ * the device's mutex) and run them, each on its own vCPU, until the ring is empty; each ends
+ * its run with one kick for the completions it made.  A lone command (QD1) never wakes it.
+ * A command is parsed under the mutex and given to the core a moment later: a TMR entry the
+ * other thread parses in between marks it (tmr_named) and its own thread completes it as
+ * aborted instead of running it (in_core says which side of that moment it is on). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +49,11 @@ struct tcmu_cmd {
 	struct tcmu_req req;
 	struct tcmu_cmd *next;		   /* tcmu_dev_close(): the held ones; the free list */
 	struct tcmu_cmd *fl_prev, *fl_next; /* in flight, under the device's mu */
-	bool held;			   /* parked by hang_lba: never given to the core */
+	/* where it is (mu): parsed, then held (parked by hang_lba: never given to the core until
+	 * a TMR aborts it or the device closes) or in the core */
+	bool hold;			   /* hang_lba picked it (decided when parsed) */
+	bool held;
+	bool in_core;
 	bool tmr_named;			   /* a TMR aborted it already */
 	uint32_t iov_cap;
 	struct iovec iov[];
@@ -65,9 +78,19 @@ struct tcmu_dev {
 	uint64_t hang_lba;	  /* fault injection; UINT64_MAX: off */
 	uint64_t hang_hits;
 	struct {
-		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held, polled, allocs;
+		uint64_t cmds, completions, aborted, tmrs, tmr_cmds, held, polled, allocs, second,
+		    second_wakes;
 	} st;
-	struct tcmu_cmd *spare; /* reused for the next entry */
+	struct tcmu_cmd *spare; /* reused for the next entry (the ring thread's) */
+	struct {		/* the second ring thread (tcmu_dev_set_second_thread) */
+		bool on;
+		bool active; /* in its run (atomic): the ring thread need not wake it */
+		bool work, stop; /* (h.mu) */
+		pthread_t th;
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		struct tcmu_cmd *spare; /* its own next command */
+	} h;
 	struct tcmu_cmd *free;	/* finished commands of IOV_INLINE iovecs, for reuse (mu) */
 	unsigned nfree;		/* (mu) */
 	/* the ring (parsing and completing), the in-flight list and count, kick_owed, the free
@@ -246,9 +269,25 @@ static bool hang(struct tcmu_dev *d, const struct tcmu_cmd *c)
 	return d->hang_hits++ % 2 == 0;
 }
 
+/* A command the core never saw, aborted (held by hang_lba, or named by a TMR before its
+ * thread gave it to the core): it completes here. */
+static void abort_unrun(struct tcmu_dev *d, struct tcmu_cmd *c, bool held)
+{
+	c->task.priv = c;
+	c->task.aborted = true;
+	c->task.status = SAM_STAT_TASK_ABORTED;
+	if (held)
+		ut_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
+	else
+		ut_log(LOG_NOTICE, "tcmu %s: cmd_id %u aborted before it ran", d->name,
+			c->req.cmd_id);
+	cmd_done(&c->task);
+}
+
 static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 {
 	struct scsi_task *t = &c->task;
+	bool held, aborted;
 
 	memset(t, 0, sizeof(*t));
 	if (c->req.err) {
@@ -270,15 +309,26 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 	t->done = cmd_done;
 	t->priv = c;
 	/* a READ/WRITE the page cache answers completes right here, on the ring thread (no
-	 * hop to an I/O thread, one kick for the poll: the QD1 path) */
+	 * hop to an I/O thread, one kick for the poll: the QD1 path); with a second ring thread
+	 * a buffered WRITE may wait here too: the other thread keeps serving the ring */
 	t->inline_io = true;
-	if (hang(d, c)) {
-		c->held = true;
+	t->inline_wait = d->h.on;
+	pthread_mutex_lock(&d->mu);
+	aborted = c->tmr_named; /* the other ring thread parsed a TMR naming it */
+	held = !aborted && c->hold && !d->closing;
+	c->held = held;
+	c->in_core = !held && !aborted;
+	pthread_mutex_unlock(&d->mu);
+	if (held) {
 		CNT_ADD(d->st.held, 1);
 		ut_log(LOG_WARNING,
 			"tcmu %s: cmd_id %u (LBA %llu) held by fault injection hang_lba until a "
 			"task management function aborts it",
 			d->name, c->req.cmd_id, (unsigned long long)d->hang_lba);
+		return;
+	}
+	if (aborted) {
+		abort_unrun(d, c, false);
 		return;
 	}
 	scsi_task_execute(t);
@@ -302,15 +352,6 @@ static struct tcmu_cmd *fl_find(struct tcmu_dev *d, uint16_t cmd_id)
 		if (c->req.cmd_id == cmd_id)
 			return c;
 	return NULL;
-}
-
-/* A held command aborted: it never reached the core, so it completes here. */
-static void abort_held(struct tcmu_dev *d, struct tcmu_cmd *c)
-{
-	c->task.aborted = true;
-	c->task.status = SAM_STAT_TASK_ABORTED;
-	ut_log(LOG_NOTICE, "tcmu %s: held cmd_id %u aborted", d->name, c->req.cmd_id);
-	cmd_done(&c->task);
 }
 
 /* The command may complete (and be freed) at any time: only its id is used. */
@@ -345,17 +386,19 @@ static void handle_tmr(struct tcmu_dev *d, const struct tcmu_tmr *m)
 
 		pthread_mutex_lock(&d->mu);
 		c = fl_find(d, m->ids[i]);
-		/* not found: we completed it before LIO built the list */
+		/* not found: we completed it before LIO built the list.  Neither held nor in
+		 * the core: a refused entry (completed already), or one the other ring thread
+		 * is about to give to the core (it sees tmr_named and aborts it instead) */
 		if (c && !c->tmr_named) {
 			c->tmr_named = true;
 			ours++;
 			held = c->held;
 			c->held = false; /* ours now: nobody else completes a held command */
-			in_core = !held && !c->req.err; /* a refused entry is completed already */
+			in_core = c->in_core;
 		}
 		pthread_mutex_unlock(&d->mu);
 		if (held)
-			abort_held(d, c);
+			abort_unrun(d, c, true);
 		else if (in_core)
 			abort_in_core(d, m->ids[i]);
 	}
@@ -366,29 +409,74 @@ static void handle_tmr(struct tcmu_dev *d, const struct tcmu_tmr *m)
 		d->name, tcmu_tmr_name(m->type), m->n, ours);
 }
 
-unsigned tcmu_dev_poll(struct tcmu_dev *d)
+static void *second_main(void *arg);
+
+static void second_wake(struct tcmu_dev *d)
+{
+	if (__atomic_exchange_n(&d->h.active, true, __ATOMIC_ACQ_REL))
+		return; /* in its run: it takes entries until the ring is empty */
+	CNT_ADD(d->st.second_wakes, 1);
+	pthread_mutex_lock(&d->h.mu);
+	d->h.work = true;
+	pthread_cond_signal(&d->h.cv);
+	pthread_mutex_unlock(&d->h.mu);
+}
+
+/* A TMR entry's list, copied out under mu (the other ring thread may parse the next one). */
+static int tmr_copy(const struct tcmu_tmr *m, struct tcmu_tmr *out)
+{
+	*out = (struct tcmu_tmr){.type = m->type, .n = m->n};
+	if (!m->n)
+		return 0;
+	out->ids = malloc(m->n * sizeof(*out->ids));
+	if (!out->ids)
+		return -1;
+	memcpy(out->ids, m->ids, m->n * sizeof(*out->ids));
+	out->cap = m->n;
+	return 0;
+}
+
+/* Take what the kernel queued and run it on this thread until the ring is empty; *spare is
+ * this thread's next command.  The ring thread (second = false) calls the second thread in
+ * when entries wait behind the one it took. */
+static unsigned take_and_run(struct tcmu_dev *d, struct tcmu_cmd **spare, bool second)
 {
 	unsigned n = 0;
 
 	tl_polling = d;
-	while (!d->closing && !d->ring.broken) {
-		struct tcmu_cmd *c = d->spare;
+	for (;;) {
+		struct tcmu_cmd *c = *spare;
+		struct tcmu_tmr tmr;
 		enum tcmu_next r;
+		bool more = false, tmr_ok = true;
 
-		if (!c && !(c = d->spare = cmd_alloc(d, IOV_INLINE)))
+		if (!c && !(c = *spare = cmd_alloc(d, IOV_INLINE)))
 			break; /* out of memory: the entries wait in the ring */
 		c->req.iov = c->iov;
 		c->req.iov_cap = c->iov_cap;
 		pthread_mutex_lock(&d->mu); /* completers move the tail meanwhile */
+		if (d->closing) {	    /* (under mu: nothing is taken once close returned) */
+			pthread_mutex_unlock(&d->mu);
+			break;
+		}
 		r = tcmu_ring_next(&d->ring, &c->req);
 		if (r == TCMU_NEXT_CMD) {
-			c->held = c->tmr_named = false;
+			c->tmr_named = c->in_core = c->held = false;
+			c->hold = !c->req.err && hang(d, c);
 			fl_add(d, c);
 			CNT_ADD(d->inflight, 1);
+			more = !second && d->h.on && tcmu_ring_pending(&d->ring);
+		} else if (r == TCMU_NEXT_TMR) {
+			tmr_ok = tmr_copy(&d->ring.tmr, &tmr) == 0;
 		}
 		pthread_mutex_unlock(&d->mu);
 		if (r == TCMU_NEXT_TMR) {
-			handle_tmr(d, &d->ring.tmr);
+			if (tmr_ok)
+				handle_tmr(d, &tmr);
+			else /* its commands still complete on their own; LIO waits for them */
+				ut_log(LOG_ERR, "tcmu %s: out of memory for a TMR entry; ignored",
+					d->name);
+			free(tmr.ids);
 			continue;
 		}
 		if (r == TCMU_NEXT_IOV_ROOM) {
@@ -396,18 +484,74 @@ unsigned tcmu_dev_poll(struct tcmu_dev *d)
 			if (!b)
 				break;
 			free(c);
-			d->spare = b;
+			*spare = b;
 			continue;
 		}
 		if (r != TCMU_NEXT_CMD)
 			break;
-		d->spare = NULL;
+		*spare = NULL;
 		CNT_ADD(d->st.cmds, 1);
+		if (second)
+			CNT_ADD(d->st.second, 1);
+		if (more)
+			second_wake(d);
 		submit(d, c);
 		n++;
 	}
 	tl_polling = NULL;
 	return n;
+}
+
+unsigned tcmu_dev_poll(struct tcmu_dev *d)
+{
+	return take_and_run(d, &d->spare, false);
+}
+
+unsigned tcmu_dev_poll_second(struct tcmu_dev *d)
+{
+	return take_and_run(d, &d->h.spare, true);
+}
+
+/* The second ring thread: woken by the ring thread, it takes entries beside it until the ring
+ * is empty, then kicks once for what it completed. */
+static void *second_main(void *arg)
+{
+	struct tcmu_dev *d = arg;
+
+	pthread_setname_np(pthread_self(), "tcmu-ring2");
+	pthread_mutex_lock(&d->h.mu);
+	for (;;) {
+		while (!d->h.work && !d->h.stop)
+			pthread_cond_wait(&d->h.cv, &d->h.mu);
+		if (d->h.stop)
+			break;
+		d->h.work = false;
+		pthread_mutex_unlock(&d->h.mu);
+		tcmu_dev_poll_second(d);
+		tcmu_dev_reap(d);
+		__atomic_store_n(&d->h.active, false, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&d->h.mu);
+	}
+	pthread_mutex_unlock(&d->h.mu);
+	return NULL;
+}
+
+int tcmu_dev_set_second_thread(struct tcmu_dev *d)
+{
+	int rc;
+
+	if (d->h.on)
+		return 0;
+	pthread_mutex_init(&d->h.mu, NULL);
+	pthread_cond_init(&d->h.cv, NULL);
+	rc = pthread_create(&d->h.th, NULL, second_main, d);
+	if (rc) {
+		pthread_cond_destroy(&d->h.cv);
+		pthread_mutex_destroy(&d->h.mu);
+		return -rc;
+	}
+	d->h.on = true;
+	return 0;
 }
 
 unsigned tcmu_dev_reap(struct tcmu_dev *d)
@@ -456,6 +600,8 @@ void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *o)
 	o->polled = CNT_GET(d->st.polled);
 	o->refused = CNT_GET(d->ring.refused);
 	o->allocs = CNT_GET(d->st.allocs);
+	o->second = CNT_GET(d->st.second);
+	o->second_wakes = CNT_GET(d->st.second_wakes);
 }
 
 bool tcmu_dev_broken(const struct tcmu_dev *d)
@@ -471,8 +617,9 @@ void tcmu_dev_close(struct tcmu_dev *d)
 	d->closing = true;
 	/* nobody will abort the held ones now: run them so the drain ends */
 	for (struct tcmu_cmd *c = d->fl_head; c; c = c->fl_next)
-		if (c->held) {
+		if (c->held) { /* (one still on its way to being held runs: closing) */
 			c->held = false;
+			c->in_core = true;
 			c->next = held;
 			held = c;
 		}
@@ -488,6 +635,16 @@ void tcmu_dev_free(struct tcmu_dev *d)
 {
 	if (!d)
 		return;
+	if (d->h.on) {
+		pthread_mutex_lock(&d->h.mu);
+		d->h.stop = true;
+		pthread_cond_signal(&d->h.cv);
+		pthread_mutex_unlock(&d->h.mu);
+		pthread_join(d->h.th, NULL);
+		pthread_cond_destroy(&d->h.cv);
+		pthread_mutex_destroy(&d->h.mu);
+	}
+	free(d->h.spare);
 	scsi_nexus_unregister(&d->nx);
 	tcmu_ring_fini(&d->ring);
 	pthread_mutex_destroy(&d->mu);

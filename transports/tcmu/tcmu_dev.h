@@ -2,11 +2,12 @@
  * LUN 0 is the scst.conf DEVICE), and the commands in flight.
  *
  * Threads: tcmu_dev_poll() and tcmu_dev_reap() run on one thread (the transport's event
- * thread, or a test).  The SCSI core completes tasks from any thread; that thread writes the
- * completion into the ring and, when cmd_tail moved, calls hooks.kick() to tell the kernel.
- * Completions inside tcmu_dev_poll() leave the kick to tcmu_dev_reap().  hooks.wake() is
- * called for completions on a closing device and for finished aborts (the owner may free
- * the device once tcmu_dev_inflight() is 0). */
+ * thread, or a test), the ring thread; a second ring thread may take entries beside it
+ * (tcmu_dev_set_second_thread()).  The SCSI core completes tasks from any thread; that
+ * thread writes the completion into the ring and, when cmd_tail moved, calls hooks.kick() to
+ * tell the kernel.  Completions inside tcmu_dev_poll() leave the kick to tcmu_dev_reap().
+ * hooks.wake() is called for completions on a closing device and for finished aborts (the
+ * owner may free the device once tcmu_dev_inflight() is 0). */
 #ifndef UTGT_TCMU_DEV_H
 #define UTGT_TCMU_DEV_H
 
@@ -40,6 +41,8 @@ struct tcmu_dev_stats {
 	uint64_t held;	       /* commands the hang_lba fault injection held */
 	uint64_t refused;      /* second completions refused by the ring: always 0 */
 	uint64_t allocs;       /* command structures allocated (finished ones are reused) */
+	uint64_t second;       /* commands taken by the second ring thread */
+	uint64_t second_wakes; /* times the ring thread woke it */
 };
 
 /* Serve the ring mapped at map (size bytes) with sdev as LUN 0.  name: for logs and the
@@ -61,6 +64,15 @@ unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
  * or the device closing, lets them go) and running, so the retry that follows an abort
  * succeeds.  UINT64_MAX: off (the default).  Call before the first poll. */
 void tcmu_dev_set_hang_lba(struct tcmu_dev *d, uint64_t lba);
+/* Start a second ring thread (see tcmu_dev.c): when entries wait behind the one the poller
+ * took, it takes and runs entries beside it, on another CPU, until the ring is empty, and
+ * kicks once for its completions.  A lone command is never handed over (QD1 stays on the
+ * poller).  Call before the first poll; 0 or -errno. */
+int tcmu_dev_set_second_thread(struct tcmu_dev *d);
+/* What the second ring thread runs each time it is woken, less its kick (tcmu_dev_reap()):
+ * take and run entries until the ring is empty, as the second thread.  Tests call it from a
+ * thread of their own, beside tcmu_dev_poll(). */
+unsigned tcmu_dev_poll_second(struct tcmu_dev *d);
 void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *out);
 /* The protocol identifier of the device's nexus (enum scsi_proto_id: the fabric LIO exports
  * it through, tcmu_lio_fabric()); commands read it for VPD 83 and INQUIRY.  Returns the

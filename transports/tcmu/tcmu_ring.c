@@ -430,6 +430,11 @@ enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req)
 	}
 }
 
+bool tcmu_ring_pending(const struct tcmu_ring *r)
+{
+	return !r->broken && load_head((struct tcmu_ring *)r) != r->fetch;
+}
+
 static void write_rsp(struct tcmu_ring *r, uint32_t off, uint16_t cmd_id,
 		      const struct tcmu_rsp *rsp)
 {

@@ -92,6 +92,8 @@ void tcmu_ring_fini(struct tcmu_ring *r);
  * returned as TCMU_NEXT_TMR with r->tmr filled and owes no completion; an unknown opcode is
  * flagged TCMU_UFLAG_UNKNOWN_OP and stepped over. */
 enum tcmu_next tcmu_ring_next(struct tcmu_ring *r, struct tcmu_req *req);
+/* Something is queued past what was parsed (cmd_head moved): a peek, no entry checked. */
+bool tcmu_ring_pending(const struct tcmu_ring *r);
 /* Hand one completion back and advance cmd_tail as far as allowed (out of order when the
  * kernel can take it, else only up to the oldest command still running).  Returns true when
  * cmd_tail moved (the caller should kick the kernel), false when it did not; -1 when refused:
