@@ -89,7 +89,10 @@ else
 fi
 peer=$(echo "$s" | jq -r '.connections[0].peer')
 w=$(echo "$s" | jq -r '.connections[0].worker')
-grep -q "$peer -> .*served by worker $w " "$UT_LOG" && ok "worker $w is the one the log names for $peer" || bad "worker $w for $peer not in the log: $(grep "$peer" "$UT_LOG")"
+# the log names the worker that accepted the connection, or the one placement moved it to
+grep -q -E "$peer -> .*served by worker $w |$peer moved to worker $w " "$UT_LOG" && ok "worker $w is the one the log names for $peer" || bad "worker $w for $peer not in the log: $(grep "$peer" "$UT_LOG")"
+ws=$(jq -r '[.sessions[].connections[0].worker] | unique | length' "$UT_DIR/sessions.json")
+[ "$ws" = 1 ] && ok "alpha and beta, two sessions to one target, share one worker (placement)" || bad "alpha and beta on $ws workers: $(jq -c '[.sessions[].connections[0].worker]' "$UT_DIR/sessions.json")"
 tot=$(jq -c '.totals | [.commands, .bytes_read, .bytes_written]' "$UT_DIR/sessions.json")
 wtot=$(jq -c '[.alpha.commands + .beta.commands, .alpha.bytes_read + .beta.bytes_read, .alpha.bytes_written + .beta.bytes_written]' "$UT_DIR/expected")
 [ "$tot" = "$wtot" ] && ok "totals: $tot" || bad "totals $tot, want $wtot"

@@ -71,6 +71,14 @@ Test(iscsi_transport, validate_reports_bad_values)
 	cr_assert(strstr(last_msg, "poll_us"), "%s", last_msg);
 	validate_text("TARGET_DRIVER iscsi {\n poll_us 50\n}\n");
 	cr_assert_eq(nerr, 0, "%s", last_msg);
+
+	validate_text("TARGET_DRIVER iscsi {\n conn_placement lun\n}\n");
+	cr_assert_eq(nerr, 1, "%s", last_msg);
+	cr_assert(strstr(last_msg, "conn_placement"), "%s", last_msg);
+	validate_text("TARGET_DRIVER iscsi {\n conn_placement spread\n}\n");
+	cr_assert_eq(nerr, 0, "%s", last_msg);
+	validate_text("TARGET_DRIVER iscsi {\n conn_placement Target\n}\n");
+	cr_assert_eq(nerr, 0, "%s", last_msg);
 }
 
 Test(iscsi_transport, poll_us_reaches_every_worker)

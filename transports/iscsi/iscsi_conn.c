@@ -255,10 +255,7 @@ struct iscsit_conn *iscsit_conn_new(struct iscsit_worker *w, const struct iscsit
 	c->local = *local;
 	iscsit_sockaddr_str(&c->peer, c->peer_str, sizeof(c->peer_str), true);
 	iscsit_sockaddr_str(&c->local, c->local_str, sizeof(c->local_str), true);
-	c->wnext = w->conns;
-	if (w->conns)
-		w->conns->wprev = c;
-	w->conns = c;
+	iscsit_worker_link(w, c);
 	atomic_fetch_add(&ctx->nconns, 1);
 	iscsit_log("conn %llu: %s -> %s (portal %s) over %s, served by worker %u on cpu %d",
 		   (unsigned long long)c->id, c->peer_str, c->local_str, p->str, xp->name, w->idx,
@@ -275,6 +272,7 @@ void iscsit_conn_close(struct iscsit_conn *c, const char *why)
 		   (unsigned long long)c->rx.bytes, (unsigned long long)c->tx_pdus,
 		   (unsigned long long)c->tx_bytes);
 	c->state = CONN_CLOSING;
+	iscsit_place_cancel(c);
 	c->xp->close(c);
 	iscsit_login_free(c);
 	iscsit_conn_drop_tasks(c);
@@ -309,25 +307,7 @@ void iscsit_conn_maybe_free(struct iscsit_conn *c)
 		s->conn = NULL;
 	pthread_mutex_unlock(&ctx->sess_lock);
 
-	if (c->on_ready || c->on_dirty) {
-		/* unlink from the worker's round lists */
-		for (struct iscsit_conn **pp = &w->ready; *pp; pp = &(*pp)->ready_next)
-			if (*pp == c) {
-				*pp = c->ready_next;
-				break;
-			}
-		for (struct iscsit_conn **pp = &w->dirty; *pp; pp = &(*pp)->dirty_next)
-			if (*pp == c) {
-				*pp = c->dirty_next;
-				break;
-			}
-	}
-	if (c->wprev)
-		c->wprev->wnext = c->wnext;
-	else
-		w->conns = c->wnext;
-	if (c->wnext)
-		c->wnext->wprev = c->wprev;
+	iscsit_worker_unlink(w, c);
 	if (s)
 		iscsit_session_release(s);
 	c->xp->release(c);

@@ -2,7 +2,8 @@
  * threads, connections, sessions and tasks.  Shared by the iscsi_*.c files only.
  *
  * Threading: every connection belongs to one worker thread, which alone touches it (rx, tx,
- * login, its tasks).  Other threads talk to a worker only by posting a struct ut_msg to
+ * login, its tasks); placement may hand it to another worker once, right after its login
+ * (iscsi_place.c).  Other threads talk to a worker only by posting a struct ut_msg to
  * its inbox (a lock-free list plus an eventfd), which is how backstore completions come back.
  * The session table has a mutex used at login/logout only; the I/O path takes no global lock. */
 #ifndef UTGT_ISCSI_INT_H
@@ -104,6 +105,15 @@ struct iscsit_tgen {
 	struct iscsit_tgt tgts[];
 };
 
+/* iscsi_place.c: connection placement.  The connections to one target gather on one worker
+ * (the LU's shared state then stays on one core), up to ISCSIT_PLACE_GROUP_MAX of them; past
+ * that they stay where accept spread them. */
+#define ISCSIT_PLACE_GROUP_MAX 4
+enum iscsit_placement {
+	ISCSIT_PLACE_TARGET, /* default: gather by target as above */
+	ISCSIT_PLACE_SPREAD, /* stay on the worker accept picked (least loaded) */
+};
+
 /* ---------------------------------------------------------------- the transport instance */
 struct iscsit_ctx {
 	const struct tgt_config *cfg;
@@ -124,6 +134,7 @@ struct iscsit_ctx {
 	struct iscsit_worker *workers;
 	unsigned nworkers;
 	unsigned poll_us; /* the workers' adaptive poll (driver attribute poll_us; 0: none) */
+	enum iscsit_placement placement; /* driver attribute conn_placement */
 	atomic_uint next_worker;
 
 	pthread_mutex_t sess_lock; /* session table, TSIH allocation */
@@ -192,6 +203,10 @@ void iscsit_workers_stop(struct iscsit_ctx *ctx);
 void iscsit_workers_shed_login(struct iscsit_ctx *ctx);
 /* The least loaded worker (ties broken round-robin), counted as one connection busier. */
 struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx);
+/* Put c on w's list of connections; unlink it from w's lists (every connection, staged
+ * input, output to flush). */
+void iscsit_worker_link(struct iscsit_worker *w, struct iscsit_conn *c);
+void iscsit_worker_unlink(struct iscsit_worker *w, struct iscsit_conn *c);
 
 /* ---------------------------------------------------------------- transmit queue */
 enum iscsit_txe_kind {
@@ -372,6 +387,12 @@ struct iscsit_xport {
 	void (*release)(struct iscsit_conn *c);
 	/* The admin listing: the transport's own fields of c (may be NULL). */
 	void (*show)(const struct iscsit_conn *c, struct ut_json *j);
+	/* Moving a connection to another worker (iscsi_place.c), its output all sent and its
+	 * input paused: detach stops watching the link on c->w's loop (on that worker), attach
+	 * watches it on the new c->w's (on that one).  attach returns 0 or -errno.  NULL: the
+	 * transport's connections stay on the worker that accepted them. */
+	void (*detach)(struct iscsit_conn *c);
+	int (*attach)(struct iscsit_conn *c);
 };
 
 #define ISCSIT_ITT_BUCKETS 256
@@ -436,6 +457,10 @@ struct iscsit_conn {
 	struct ut_msg close_msg;
 	bool close_msg_busy;
 	bool async_logout_sent;
+	/* placement (iscsi_place.c): the worker c moves to once its login answer is out, and
+	 * the message that carries it there; move_to is written under ctx->sess_lock */
+	struct iscsit_worker *move_to;
+	struct ut_msg move_msg;
 };
 
 /* iscsi_conn.c */
@@ -472,6 +497,20 @@ void iscsit_conn_sn(struct iscsit_conn *c, struct iscsi_sn *sn, bool advance);
 void iscsit_send_reject(struct iscsit_conn *c, const uint8_t *bhs, uint8_t reason);
 /* Send an Async Message asking the initiator to log out within `secs`. */
 void iscsit_conn_request_logout(struct iscsit_conn *c, unsigned secs);
+
+/* iscsi_place.c (the policy: ISCSIT_PLACE_GROUP_MAX above).
+ * The worker for a connection now on worker `cur`, given how many connections of its group
+ * each of the n workers serves (itself not counted): the one with the most below `max`, cur
+ * on a tie; cur when no worker has one below max. */
+unsigned iscsit_place_pick(const unsigned *group_on, unsigned n, unsigned cur, unsigned max);
+/* After the final login answer is queued (c in full feature phase): decide where c runs.
+ * true when it moves: its input is paused until it runs on the new worker. */
+bool iscsit_place_decide(struct iscsit_conn *c);
+/* The transport sent all of c's output and c->move_to is set: hand c over (or, when
+ * something names c on this worker after all, stay and resume). */
+void iscsit_place_move(struct iscsit_conn *c);
+/* c closes before it moved: give the count back to its worker. */
+void iscsit_place_cancel(struct iscsit_conn *c);
 
 /* ---------------------------------------------------------------- sessions */
 struct iscsit_session {

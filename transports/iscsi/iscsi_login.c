@@ -190,7 +190,8 @@ static int finish(struct iscsit_conn *c, const uint8_t *req, uint8_t flags, stru
 		   s->p.max_burst, s->p.first_burst, s->p.initial_r2t ? "Yes" : "No",
 		   s->p.immediate_data ? "Yes" : "No");
 	iscsit_login_free(c);
-	return RX_CB_OK;
+	/* no command is read before c runs where it stays */
+	return iscsit_place_decide(c) ? RX_CB_PAUSE : RX_CB_OK;
 }
 
 /* Leading login of an I_T nexus that already has a session: that session goes first

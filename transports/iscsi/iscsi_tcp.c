@@ -78,6 +78,10 @@ static void tcp_output(struct iscsit_conn *c)
 		iscsit_conn_close(c, c->close_why ? c->close_why : "logged out");
 		return;
 	}
+	if (c->move_to && !tc->tx.head && !tc->tx.s_count) {
+		iscsit_place_move(c); /* the login answer is out: to the worker placement chose */
+		return;
+	}
 	/* Backpressure: an initiator that does not read must not make us queue forever. */
 	if (iscsit_tcp_backlog_update(c) && !tc->tx_backlog)
 		iscsit_conn_mark_ready(c);
@@ -127,6 +131,21 @@ static void tcp_close(struct iscsit_conn *c)
 	iscsit_tcp_discard(c);
 }
 
+static void tcp_detach(struct iscsit_conn *c)
+{
+	ut_thread_unwatch(&c->w->ut, &iscsit_tcp_of(c)->watch);
+}
+
+static int tcp_attach(struct iscsit_conn *c)
+{
+	struct iscsit_tcp *tc = iscsit_tcp_of(c);
+
+	/* what update_events will find registered: input (resumed next), no output wait */
+	tc->rx_off = false;
+	tc->want_out = false;
+	return ut_thread_watch(&c->w->ut, &tc->watch, EPOLLIN | EPOLLRDHUP);
+}
+
 static void tcp_release(struct iscsit_conn *c)
 {
 	free(c->xp_priv);
@@ -156,6 +175,8 @@ const struct iscsit_xport iscsit_tcp_xport = {
     .enter_ffp = tcp_enter_ffp,
     .close = tcp_close,
     .release = tcp_release,
+    .detach = tcp_detach,
+    .attach = tcp_attach,
 };
 
 /* ---------------------------------------------------------------- accepted sockets */

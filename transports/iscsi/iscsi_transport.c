@@ -19,7 +19,7 @@ struct iscsit_ctx *iscsit_global;
 static const char *const driver_attrs[] = {
     "enabled", "listen", "listen_iser",	   "IncomingUser", "OutgoingUser", "nodelay",
     "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  "mem_limit", "session_mem_limit",
-    "max_sessions", "max_connections", "poll_us", NULL,
+    "max_sessions", "max_connections", "poll_us", "conn_placement", NULL,
 };
 
 /* The bounds' defaults (docs/security.md): a 2-core box with 24 GiB stays safe whatever the
@@ -163,6 +163,23 @@ static bool attr_u64(const struct tgt_attrs *as, const char *key, uint64_t max, 
 	return false;
 }
 
+/* conn_placement: "target" (the default) or "spread" (iscsi_place.c). */
+static enum iscsit_placement placement_parse(const struct tgt_attrs *as, struct diag *d)
+{
+	for (unsigned i = as->n; i-- > 0;) {
+		if (strcasecmp(as->a[i].key, "conn_placement"))
+			continue;
+		if (!strcasecmp(as->a[i].value, "spread"))
+			return ISCSIT_PLACE_SPREAD;
+		if (strcasecmp(as->a[i].value, "target") && d)
+			diag_error(d, as->a[i].line,
+				   "conn_placement: '%s' is neither target nor spread",
+				   as->a[i].value);
+		return ISCSIT_PLACE_TARGET;
+	}
+	return ISCSIT_PLACE_TARGET;
+}
+
 static void sockopts_parse(const struct tgt_attrs *as, struct iscsit_sockopts *o, bool *any,
 			   struct diag *d)
 {
@@ -267,6 +284,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	sockopts_parse(&drv->attrs, &o, NULL, d);
 	attr_u64(&drv->attrs, "worker_threads", 256, &n, d);
 	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &n, d);
+	placement_parse(&drv->attrs, d);
 	attr_u64(&drv->attrs, "logout_wait", 60, &n, d);
 	attr_limit(&drv->attrs, "mem_limit", 0, d);
 	sml = attr_limit(&drv->attrs, "session_mem_limit", DEF_SESSION_MEM_LIMIT, d);
@@ -448,6 +466,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	attr_u64(&drv->attrs, "worker_threads", 256, &nworkers, NULL);
 	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &poll_us, NULL);
 	ctx->poll_us = (unsigned)poll_us;
+	ctx->placement = placement_parse(&drv->attrs, NULL);
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
 	    iscsit_portals_open(ctx, iser_listen_portals(drv, iser, ISCSIT_ISER_PORTALS_MAX), err,
 				errlen) ||

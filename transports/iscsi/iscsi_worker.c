@@ -166,6 +166,40 @@ struct iscsit_worker *iscsit_worker_pick(struct iscsit_ctx *ctx)
 	return best;
 }
 
+void iscsit_worker_link(struct iscsit_worker *w, struct iscsit_conn *c)
+{
+	c->wprev = NULL;
+	c->wnext = w->conns;
+	if (w->conns)
+		w->conns->wprev = c;
+	w->conns = c;
+}
+
+void iscsit_worker_unlink(struct iscsit_worker *w, struct iscsit_conn *c)
+{
+	if (c->on_ready)
+		for (struct iscsit_conn **pp = &w->ready; *pp; pp = &(*pp)->ready_next)
+			if (*pp == c) {
+				*pp = c->ready_next;
+				break;
+			}
+	if (c->on_dirty)
+		for (struct iscsit_conn **pp = &w->dirty; *pp; pp = &(*pp)->dirty_next)
+			if (*pp == c) {
+				*pp = c->dirty_next;
+				break;
+			}
+	c->on_ready = c->on_dirty = false;
+	c->ready_next = c->dirty_next = NULL;
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		w->conns = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	c->wprev = c->wnext = NULL;
+}
+
 struct shed_msg {
 	struct ut_msg m;
 	struct iscsit_worker *w;
