@@ -721,6 +721,33 @@ static inline bool ih_ping(struct ih_conn *c)
 	}
 }
 
+/* Send a TMF (immediate) and return the response code, skipping other PDUs. */
+static inline int ih_tmf(struct ih_conn *c, uint8_t func, uint64_t lun, uint32_t rtt,
+			 uint32_t ref_sn)
+{
+	uint8_t h[48] = {0}, rh[48];
+	uint32_t itt = c->itt++;
+
+	h[0] = 0x40 | ISCSI_OP_TMF_REQ;
+	h[1] = 0x80 | func;
+	h[9] = (uint8_t)lun;
+	iscsi_put32(h + 16, itt);
+	iscsi_put32(h + 20, rtt);
+	iscsi_put32(h + 24, c->cmd_sn);
+	iscsi_put32(h + 28, c->exp_stat_sn);
+	iscsi_put32(h + 32, ref_sn);
+	if (ih_send(c, h, NULL, 0))
+		return -1;
+	for (;;) {
+		if (ih_recv(c, rh, NULL, NULL))
+			return -1;
+		if (bhs_opcode(rh) == ISCSI_OP_TMF_RSP) {
+			cr_assert_eq(bhs_itt(rh), itt);
+			return rh[2];
+		}
+	}
+}
+
 static inline void ih_logout(struct ih_conn *c)
 {
 	uint8_t h[48] = {0}, rh[48];

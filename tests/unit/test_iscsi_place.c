@@ -194,26 +194,6 @@ Test(iscsi_place, commands_sent_during_the_move_are_served, .fini = teardown)
 }
 
 /* TMFs on a connection that moved reach the core and come back to its new worker. */
-static uint8_t tmf(struct ih_conn *c, uint8_t fn, uint32_t ref_itt)
-{
-	uint8_t h[48] = {0}, rh[48];
-
-	h[0] = 0x40 | ISCSI_OP_TMF_REQ;
-	h[1] = 0x80 | fn;
-	iscsi_put32(h + 16, c->itt++);
-	iscsi_put32(h + 20, ref_itt);
-	iscsi_put32(h + 24, c->cmd_sn);
-	iscsi_put32(h + 28, c->exp_stat_sn);
-	iscsi_put32(h + 32, c->cmd_sn);
-	iscsi_put32(h + 36, c->exp_stat_sn);
-	cr_assert_eq(ih_send(c, h, NULL, 0), 0);
-	for (;;) {
-		cr_assert_eq(ih_recv(c, rh, NULL, NULL), 0, "no TMF response");
-		if (bhs_opcode(rh) == ISCSI_OP_TMF_RSP)
-			return rh[2];
-	}
-}
-
 Test(iscsi_place, tmf_on_a_moved_connection, .fini = teardown)
 {
 	struct ih_conn a1, a2;
@@ -223,8 +203,10 @@ Test(iscsi_place, tmf_on_a_moved_connection, .fini = teardown)
 	cr_assert_eq(login_to(&a2, IH_TARGET), 0);
 	cr_assert_eq(worker_of(&a1), worker_of(&a2));
 	ih_clear_ua(&a2, 0);
-	cr_assert_eq(tmf(&a2, ISCSI_TMF_ABORT_TASK, 0x7777), ISCSI_TMF_RSP_COMPLETE);
-	cr_assert_eq(tmf(&a2, ISCSI_TMF_LUN_RESET, ISCSI_RSVD_TAG), ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&a2, ISCSI_TMF_ABORT_TASK, 0, 0x7777, a2.cmd_sn),
+		     ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&a2, ISCSI_TMF_LUN_RESET, 0, ISCSI_RSVD_TAG, 0),
+		     ISCSI_TMF_RSP_COMPLETE);
 	/* the reset's UNIT ATTENTION, then I/O again on both paths */
 	ih_clear_ua(&a2, 0);
 	ih_clear_ua(&a1, 0);

@@ -9,32 +9,6 @@ static void teardown(void)
 	ih_stop(&T);
 }
 
-/* Send a TMF (immediate) and return the response code, skipping other PDUs. */
-static int tmf(struct ih_conn *c, uint8_t func, uint64_t lun, uint32_t rtt, uint32_t ref_sn)
-{
-	uint8_t h[48] = {0}, rh[48];
-	uint32_t itt = c->itt++;
-
-	h[0] = 0x40 | ISCSI_OP_TMF_REQ;
-	h[1] = 0x80 | func;
-	h[9] = (uint8_t)lun;
-	iscsi_put32(h + 16, itt);
-	iscsi_put32(h + 20, rtt);
-	iscsi_put32(h + 24, c->cmd_sn);
-	iscsi_put32(h + 28, c->exp_stat_sn);
-	iscsi_put32(h + 32, ref_sn);
-	if (ih_send(c, h, NULL, 0))
-		return -1;
-	for (;;) {
-		if (ih_recv(c, rh, NULL, NULL))
-			return -1;
-		if (bhs_opcode(rh) == ISCSI_OP_TMF_RSP) {
-			cr_assert_eq(bhs_itt(rh), itt);
-			return rh[2];
-		}
-	}
-}
-
 Test(iscsi_tmf, abort_task_unknown_and_finished, .fini = teardown)
 {
 	struct ih_conn c;
@@ -45,10 +19,10 @@ Test(iscsi_tmf, abort_task_unknown_and_finished, .fini = teardown)
 	ih_clear_ua(&c, 0);
 	/* a task that completed already: RefCmdSN behind the window */
 	cr_assert_eq(ih_cmd(&c, 0, tur, 6, false, false, NULL, 0, NULL).status, 0);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_ABORT_TASK, 0, c.itt - 1, c.cmd_sn - 1),
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_ABORT_TASK, 0, c.itt - 1, c.cmd_sn - 1),
 		     ISCSI_TMF_RSP_NO_TASK);
 	/* never seen, RefCmdSN inside the window: "consider it received", complete */
-	cr_assert_eq(tmf(&c, ISCSI_TMF_ABORT_TASK, 0, 0x5555, c.cmd_sn), ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_ABORT_TASK, 0, 0x5555, c.cmd_sn), ISCSI_TMF_RSP_COMPLETE);
 	ih_logout(&c);
 }
 
@@ -77,7 +51,8 @@ Test(iscsi_tmf, abort_task_waiting_for_data, .fini = teardown)
 	cr_assert_eq(ih_recv(&c, rh, NULL, NULL), 0);
 	cr_assert_eq(bhs_opcode(rh), ISCSI_OP_R2T);
 	ttt = bhs_w20(rh);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_ABORT_TASK, 0, itt, c.cmd_sn - 1), ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_ABORT_TASK, 0, itt, c.cmd_sn - 1),
+		     ISCSI_TMF_RSP_COMPLETE);
 	/* late data for the aborted task is dropped quietly, no response ever comes for it */
 	memset(h, 0, 48);
 	h[0] = ISCSI_OP_DATA_OUT;
@@ -98,11 +73,11 @@ Test(iscsi_tmf, lun_reset_leaves_unit_attention, .fini = teardown)
 	ih_start(&T, NULL, NULL);
 	cr_assert_eq(ih_login_normal(&c, T.port), 0);
 	ih_clear_ua(&c, 0);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_LUN_RESET, 0, ISCSI_RSVD_TAG, 0), ISCSI_TMF_RSP_COMPLETE);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_LUN_RESET, 9, ISCSI_RSVD_TAG, 0), ISCSI_TMF_RSP_NO_LUN);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_ABORT_TASK_SET, 0, ISCSI_RSVD_TAG, 0),
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_LUN_RESET, 0, ISCSI_RSVD_TAG, 0), ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_LUN_RESET, 9, ISCSI_RSVD_TAG, 0), ISCSI_TMF_RSP_NO_LUN);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_ABORT_TASK_SET, 0, ISCSI_RSVD_TAG, 0),
 		     ISCSI_TMF_RSP_COMPLETE);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_CLEAR_TASK_SET, 0, ISCSI_RSVD_TAG, 0),
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_CLEAR_TASK_SET, 0, ISCSI_RSVD_TAG, 0),
 		     ISCSI_TMF_RSP_COMPLETE);
 	r = ih_cmd(&c, 0, tur, 6, false, false, NULL, 0, NULL);
 	(void)r; /* a UA (29/xx) may or may not be reported to the issuer; the core decides */
@@ -118,11 +93,11 @@ Test(iscsi_tmf, target_resets, .fini = teardown)
 	ih_start(&T, NULL, NULL);
 	cr_assert_eq(ih_login_normal(&a, T.port), 0);
 	cr_assert_eq(ih_login_normal(&b, T.port), 0);
-	cr_assert_eq(tmf(&a, ISCSI_TMF_TARGET_WARM_RESET, 0, ISCSI_RSVD_TAG, 0),
+	cr_assert_eq(ih_tmf(&a, ISCSI_TMF_TARGET_WARM_RESET, 0, ISCSI_RSVD_TAG, 0),
 		     ISCSI_TMF_RSP_COMPLETE);
 	cr_assert(ih_ping(&a), "warm reset keeps sessions");
 	cr_assert(ih_ping(&b));
-	cr_assert_eq(tmf(&a, ISCSI_TMF_TARGET_COLD_RESET, 0, ISCSI_RSVD_TAG, 0),
+	cr_assert_eq(ih_tmf(&a, ISCSI_TMF_TARGET_COLD_RESET, 0, ISCSI_RSVD_TAG, 0),
 		     ISCSI_TMF_RSP_COMPLETE);
 	/* cold reset: every connection of the target is dropped */
 	cr_assert(ih_closed(&a));
@@ -139,11 +114,11 @@ Test(iscsi_tmf, unsupported_functions, .fini = teardown)
 
 	ih_start(&T, NULL, NULL);
 	cr_assert_eq(ih_login_normal(&c, T.port), 0);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_TASK_REASSIGN, 0, 1, 0), ISCSI_TMF_RSP_NO_REASSIGN);
-	cr_assert_eq(tmf(&c, 0x55, 0, 1, 0), ISCSI_TMF_RSP_REJECTED);
-	cr_assert_eq(tmf(&c, ISCSI_TMF_QUERY_TASK_SET, 0, 0, 0), ISCSI_TMF_RSP_COMPLETE,
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_TASK_REASSIGN, 0, 1, 0), ISCSI_TMF_RSP_NO_REASSIGN);
+	cr_assert_eq(ih_tmf(&c, 0x55, 0, 1, 0), ISCSI_TMF_RSP_REJECTED);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_QUERY_TASK_SET, 0, 0, 0), ISCSI_TMF_RSP_COMPLETE,
 		     "nothing running");
-	cr_assert_eq(tmf(&c, ISCSI_TMF_I_T_NEXUS_RESET, 0, 0, 0), ISCSI_TMF_RSP_COMPLETE);
+	cr_assert_eq(ih_tmf(&c, ISCSI_TMF_I_T_NEXUS_RESET, 0, 0, 0), ISCSI_TMF_RSP_COMPLETE);
 	cr_assert(ih_ping(&c));
 	ih_logout(&c);
 }
