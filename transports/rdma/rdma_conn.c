@@ -296,7 +296,7 @@ void rdma_conn_reject(struct rdma_conn *c, const void *priv, uint8_t priv_len)
 	c->released = true;
 }
 
-/* ---- posting ---- */
+/* ---- posting: staged per round, flushed as one chain ---- */
 
 static bool sq_room(struct rdma_conn *c, uint32_t n)
 {
@@ -306,19 +306,64 @@ static bool sq_room(struct rdma_conn *c, uint32_t n)
 	return false;
 }
 
-static int post(struct rdma_conn *c, struct ibv_send_wr *first, struct rdma_op *op, uint32_t n)
+void rdma_op_finish(struct rdma_conn *c, struct rdma_op *op, bool ok)
 {
-	struct ibv_send_wr *bad;
-	int rc = ibv_post_send(c->qp, first, &bad);
-
-	if (rc) {
-		rdma_log(c->srv, LOG_ERR, "%s: send post failed: %s", c->name, strerror(rc));
-		rdma_conn_go_down(c, "send post failed");
-		return -ENOTCONN;
+	c->sq_used = c->sq_used >= op->nwr ? c->sq_used - op->nwr : 0;
+	op->nwr = 0;
+	if (op->send_buf) {
+		rdma_conn_put_send_buf(c, op->send_buf);
+		op->send_buf = NULL;
 	}
+	if (op->done)
+		op->done(c, op, ok);
+}
+
+/* Every operation whose signaled (last) work request is in the chain from w on: failed.  Their
+ * callbacks cannot stage more: the connection is down by now. */
+static void fail_from(struct rdma_conn *c, struct ibv_send_wr *w)
+{
+	for (; w; w = w->next)
+		if (w->wr_id)
+			rdma_op_finish(c, (struct rdma_op *)(uintptr_t)w->wr_id, false);
+}
+
+void rdma_conn_flush(struct rdma_conn *c)
+{
+	struct rdma_stage *st = &c->stage;
+	struct ibv_send_wr *bad = NULL;
+	unsigned n = st->nwr;
+	int rc;
+
+	if (!n)
+		return;
+	st->nwr = st->nsge = 0; /* the array stays intact until the next operation is staged */
+	rc = ibv_post_send(c->qp, &st->wr[0], &bad);
+	c->doorbells++;
+	if (!rc) {
+		c->wrs_posted += n;
+		return;
+	}
+	rdma_log(c->srv, LOG_ERR, "%s: send post failed: %s", c->name, strerror(rc));
+	rdma_conn_go_down(c, "send post failed");
+	/* the device took the work requests before bad (they complete, flushed); not the rest */
+	fail_from(c, bad ? bad : &st->wr[0]);
+	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
+		c->state = RDMA_CONN_CLOSED;
+}
+
+/* Stage wr[0..n) (built in the stage's free tail, nsge entries of its SGE array) for op. */
+static void stage_commit(struct rdma_conn *c, unsigned n, unsigned nsge, struct rdma_op *op)
+{
+	struct rdma_stage *st = &c->stage;
+
+	/* one chain: the previous operation's last work request, then these in order */
+	for (unsigned i = st->nwr ? st->nwr - 1 : 0; i + 1 < st->nwr + n; i++)
+		st->wr[i].next = &st->wr[i + 1];
+	st->wr[st->nwr + n - 1].next = NULL;
+	st->nwr += n;
+	st->nsge += nsge;
 	op->nwr = n;
 	c->sq_used += n;
-	return 0;
 }
 
 static void send_wr(struct rdma_conn *c, struct ibv_send_wr *w, struct ibv_sge *sge,
@@ -337,38 +382,67 @@ static void send_wr(struct rdma_conn *c, struct ibv_send_wr *w, struct ibv_sge *
 	op->send_buf = b;
 }
 
+/* RDMA READ/WRITE work requests for bytes (plus room for a SEND after them when send) built
+ * in the stage's free tail, flushing the stage first when they do not fit what is left.  The
+ * number of RDMA work requests (0 or more), with *nsge the SGEs they use; -EINVAL when they
+ * would not fit an empty stage or the peer's descriptors. */
+static int stage_rw(struct rdma_conn *c, enum ibv_wr_opcode opcode, const struct rdma_rseg *rem,
+		    unsigned nrem, const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
+		    bool send, unsigned *nsge)
+{
+	struct rdma_stage *st = &c->stage;
+	unsigned extra = send ? 1 : 0;
+
+	for (int tries = 0; tries < 2; tries++) {
+		int n = 0;
+
+		if (st->nwr + extra <= RDMA_STAGE_WR && st->nsge + extra <= RDMA_STAGE_SGE)
+			n = bytes ? rdma_rw_build(opcode, rem, nrem, loc, nloc, bytes, c->max_sge,
+						  &st->wr[st->nwr], RDMA_STAGE_WR - st->nwr - extra,
+						  &st->sge[st->nsge],
+						  RDMA_STAGE_SGE - st->nsge - extra)
+				  : 0;
+		else
+			n = -E2BIG;
+		if (n >= 0) {
+			*nsge = 0;
+			for (int i = 0; i < n; i++)
+				*nsge += (unsigned)st->wr[st->nwr + i].num_sge;
+			return n;
+		}
+		if (n != -E2BIG || !st->nwr)
+			return -EINVAL;
+		rdma_conn_flush(c);
+		if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+			return -ENOTCONN;
+	}
+	return -EINVAL;
+}
+
+static bool can_post(const struct rdma_conn *c)
+{
+	return c->state == RDMA_CONN_LIVE || c->state == RDMA_CONN_ACCEPTED;
+}
+
 int rdma_conn_send(struct rdma_conn *c, struct rdma_buf *b, uint32_t len, bool solicited,
 		   struct rdma_op *op)
 {
-	struct ibv_send_wr w;
-	struct ibv_sge sge;
-
-	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
-		return -ENOTCONN;
-	if (!sq_room(c, 1))
-		return -EAGAIN;
-	if (!op) {
-		op = &b->op;
-		op->done = NULL;
-	}
-	send_wr(c, &w, &sge, b, len, solicited, op);
-	return post(c, &w, op, 1);
+	return rdma_conn_write_send(c, NULL, 0, NULL, 0, 0, b, len, solicited, op);
 }
 
 int rdma_conn_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
 			 const struct rdma_seg *loc, unsigned nloc, uint64_t bytes,
 			 struct rdma_buf *b, uint32_t len, bool solicited, struct rdma_op *op)
 {
-	struct ibv_send_wr wr[RDMA_RW_MAX_WR + 1];
-	struct ibv_sge sge[RDMA_RW_MAX_SGE + 1];
+	struct rdma_stage *st = &c->stage;
+	unsigned nsge;
 	int n;
 
-	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+	if (!can_post(c))
 		return -ENOTCONN;
-	n = rdma_rw_build(IBV_WR_RDMA_WRITE, rem, nrem, loc, nloc, bytes, c->max_sge, wr,
-			  RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE);
+	n = stage_rw(c, IBV_WR_RDMA_WRITE, rem, nrem, loc, nloc, bytes, true, &nsge);
 	if (n < 0)
-		return n == -E2BIG ? -EINVAL : n;
+		return n;
 	if ((uint32_t)n + 1 > c->sq_depth)
 		return -EINVAL;
 	if (!sq_room(c, (uint32_t)n + 1))
@@ -377,33 +451,34 @@ int rdma_conn_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsig
 		op = &b->op;
 		op->done = NULL;
 	}
-	send_wr(c, &wr[n], &sge[RDMA_RW_MAX_SGE], b, len, solicited, op);
-	if (n)
-		wr[n - 1].next = &wr[n];
-	return post(c, &wr[0], op, (uint32_t)n + 1);
+	send_wr(c, &st->wr[st->nwr + n], &st->sge[st->nsge + nsge], b, len, solicited, op);
+	stage_commit(c, (unsigned)n + 1, nsge + 1, op);
+	return 0;
 }
 
 int rdma_conn_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nrem,
 		   const struct rdma_seg *loc, unsigned nloc, uint64_t bytes, struct rdma_op *op)
 {
-	struct ibv_send_wr wr[RDMA_RW_MAX_WR];
-	struct ibv_sge sge[RDMA_RW_MAX_SGE];
+	struct rdma_stage *st = &c->stage;
+	unsigned nsge;
 	int n;
 
-	if (c->state != RDMA_CONN_LIVE && c->state != RDMA_CONN_ACCEPTED)
+	if (!can_post(c))
 		return -ENOTCONN;
-	n = rdma_rw_build(IBV_WR_RDMA_READ, rem, nrem, loc, nloc, bytes, c->max_sge, wr,
-			  RDMA_RW_MAX_WR, sge, RDMA_RW_MAX_SGE);
+	if (!bytes)
+		return -EINVAL;
+	n = stage_rw(c, IBV_WR_RDMA_READ, rem, nrem, loc, nloc, bytes, false, &nsge);
 	if (n <= 0)
-		return n == -E2BIG || n == 0 ? -EINVAL : n;
+		return n == 0 ? -EINVAL : n;
 	if ((uint32_t)n > c->sq_depth)
 		return -EINVAL;
 	if (!sq_room(c, (uint32_t)n))
 		return -EAGAIN;
-	wr[n - 1].wr_id = (uintptr_t)op;
-	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	st->wr[st->nwr + n - 1].wr_id = (uintptr_t)op;
+	st->wr[st->nwr + n - 1].send_flags = IBV_SEND_SIGNALED;
 	op->send_buf = NULL;
-	return post(c, &wr[0], op, (uint32_t)n);
+	stage_commit(c, (unsigned)n, nsge, op);
+	return 0;
 }
 
 /* ---- state changes ---- */
@@ -440,6 +515,13 @@ void rdma_conn_go_down(struct rdma_conn *c, const char *why)
 		c->busy++;
 		if (c->srv->ops->down)
 			c->srv->ops->down(c);
+		c->busy--;
+	}
+	if (c->stage.nwr) {
+		/* staged, never posted: nothing will complete them */
+		c->stage.nwr = c->stage.nsge = 0;
+		c->busy++;
+		fail_from(c, &c->stage.wr[0]);
 		c->busy--;
 	}
 	if (!c->sq_used && !c->rq_posted)

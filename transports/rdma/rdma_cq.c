@@ -88,14 +88,7 @@ static void send_done(struct rdma_conn *c, const struct ibv_wc *wc)
 
 	if (!op) /* an unsignaled work request completing in error */
 		return;
-	c->sq_used = c->sq_used >= op->nwr ? c->sq_used - op->nwr : 0;
-	op->nwr = 0;
-	if (op->send_buf) {
-		rdma_conn_put_send_buf(c, op->send_buf);
-		op->send_buf = NULL;
-	}
-	if (op->done)
-		op->done(c, op, ok);
+	rdma_op_finish(c, op, ok);
 	if (c->want_sq_space && c->state == RDMA_CONN_LIVE) {
 		c->want_sq_space = false;
 		if (c->srv->ops->sq_space)
@@ -148,11 +141,17 @@ static bool poll_one(struct rdma_conn *c, struct rdma_cq *q)
 
 bool rdma_conn_poll(struct rdma_conn *c)
 {
-	/* sends first: what they release (send buffers, the requests of answered commands) is
-	 * what the commands just received need */
-	bool any = poll_one(c, &c->scq);
+	bool any = false;
 
-	any |= poll_one(c, &c->rcq);
+	/* What the round staged goes out first (with rxe it completes inside the post, and is
+	 * reaped right here); then sends before receives: what they release (send buffers, the
+	 * requests of answered commands) is what the commands just received need.  Whatever
+	 * the completions' callbacks staged is posted and reaped the same way. */
+	do {
+		rdma_conn_flush(c);
+		any |= poll_one(c, &c->scq);
+		any |= poll_one(c, &c->rcq);
+	} while (c->stage.nwr);
 	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
 		c->state = RDMA_CONN_CLOSED;
 	return any;

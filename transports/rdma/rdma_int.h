@@ -11,6 +11,7 @@
 
 #include "transports/rdma/rdma.h"
 #include "transports/rdma/rdma_pool.h"
+#include "transports/rdma/rdma_rw.h"
 
 #define RDMA_MAX_LISTEN RDMA_MAX_LISTEN_CFG
 #define RDMA_CQ_BATCH	16
@@ -72,6 +73,21 @@ struct rdma_cq {
 	uint64_t arms;	  /* requests made (counter) */
 };
 
+/* Work requests posted during a loop round wait here and reach the device as one chain, one
+ * ibv_post_send (one doorbell) per connection and round (rdma_conn_flush, at the end of the
+ * round and whenever the connection's queues are polled).  With rxe the doorbell system call
+ * carries out everything posted, so a round's responses go out together and the initiator's
+ * side completes them together.  Order is kept: each operation's RDMA READs or WRITEs are
+ * followed by its SEND, and operations follow one another as they were posted.  Full, it is
+ * flushed before the next operation goes in. */
+#define RDMA_STAGE_WR  RDMA_RW_MAX_WR
+#define RDMA_STAGE_SGE RDMA_RW_MAX_SGE
+struct rdma_stage {
+	struct ibv_send_wr wr[RDMA_STAGE_WR];
+	struct ibv_sge sge[RDMA_STAGE_SGE];
+	unsigned nwr, nsge;
+};
+
 struct rdma_conn {
 	struct rdma_srv *srv;
 	struct rdma_thread *t;
@@ -96,6 +112,8 @@ struct rdma_conn {
 	struct rdma_buf *send_free;
 	void *priv;
 	char name[64];
+	struct rdma_stage stage;
+	uint64_t doorbells, wrs_posted; /* counters */
 	struct rdma_conn *prev, *next; /* thread's list */
 	/* the connection request, until the upper layer has seen it */
 	struct rdma_conn_req req;
@@ -171,6 +189,11 @@ void rdma_conn_cq_event(struct rdma_conn *c, struct ibv_cq *cq);
 bool rdma_conn_settle(struct rdma_conn *c, bool arm);
 
 /* rdma_conn.c */
+/* Post what the round staged, in one chain.  On a failed post the connection goes down and
+ * every operation with a work request the device did not take completes as failed. */
+void rdma_conn_flush(struct rdma_conn *c);
+/* op is over: its send queue room and send buffer come back, then op->done(ok). */
+void rdma_op_finish(struct rdma_conn *c, struct rdma_op *op, bool ok);
 struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
 				const struct rdma_cm_event *ev);
 void rdma_conn_attach(struct rdma_thread *t, struct rdma_conn *c);
