@@ -71,6 +71,7 @@ struct fake_conn {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct ut_msg *mh, *mt;
+	int cpu; /* rdma_conn_set_cpu */
 };
 
 static struct fake_conn fc;
@@ -268,6 +269,11 @@ static inline void fk_call(struct rdma_conn *c, struct ut_msg *m)
 	pthread_mutex_unlock(&f->mu);
 }
 
+static inline void fk_set_cpu(struct rdma_conn *c, int cpu)
+{
+	F(c)->cpu = cpu;
+}
+
 static const struct rdma_io fake_io = {
     .priv = fk_priv,
     .set_priv = fk_set_priv,
@@ -285,6 +291,7 @@ static const struct rdma_io fake_io = {
     .release = fk_release,
     .pool = fk_pool,
     .call = fk_call,
+    .set_cpu = fk_set_cpu,
 };
 
 /* Run queued calls and complete posted operations once; true if anything happened. */

@@ -2,6 +2,8 @@
  * login applied (LOGIN_RSP values, buffer sizes, rejection), IU dispatch and its protocol
  * errors (target logout with r16a's reasons), credits and SRP_CRED_REQ, initiator logout,
  * drain and release. */
+#include <unistd.h>
+
 #include "tests/unit/srp_fake.h"
 
 static void setup(void)
@@ -45,6 +47,21 @@ Test(srp_ch, login_applied)
 	cr_assert_str_eq(ch->iname, "0x00000000000000010000000000000042");
 	cr_assert_not_null(ch->nexus);
 	cr_assert_eq(ch->nexus->nx.rel_tgt_id, 3);
+}
+
+/* pin auto: channel k of a nexus (login order) serves CPU k-1, as Linux's ib_srp maps its
+ * per-CPU queues to channels */
+Test(srp_ch, a_channel_names_the_cpu_its_commands_come_from)
+{
+	struct srp_login_rsp rsp;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	fc.cpu = -2;
+	fake_login(&rsp);
+	cr_assert_eq(fc.cpu, 0, "the nexus's first channel: CPU 0");
+	cr_assert_eq(srpt_ch_cpu(2), (int)(1 % ncpu));
+	cr_assert_eq(srpt_ch_cpu((unsigned)ncpu + 1), 0, "modulo the CPUs online");
+	cr_assert_eq(srpt_ch_cpu(0), -1);
 }
 
 Test(srp_ch, login_rejected_with_a_reason)

@@ -48,7 +48,7 @@ Test(srp_transport, defaults)
 		cr_assert_eq(srpt_default_threads(), want);
 	}
 	cr_assert_eq(o.rdma.poll_us, 0);
-	cr_assert_not(o.rdma.pin, "event threads left to the scheduler");
+	cr_assert_eq(o.rdma.pin, RDMA_PIN_AUTO, "event threads placed by load");
 	cr_assert_not(o.rdma.srq);
 	cr_assert_eq(o.lim.req_lim, 128);
 	cr_assert_eq(o.lim.max_it_iu_len, 65536);
@@ -97,8 +97,34 @@ Test(srp_transport, every_attribute)
 	cr_assert_eq(o.rdma.pool_max, 32u << 20);
 	cr_assert_eq(o.rdma.max_inline, 64);
 	cr_assert_eq(o.logout_wait, 9);
-	cr_assert(o.rdma.pin);
+	cr_assert_eq(o.rdma.pin, RDMA_PIN_ON);
 	tgt_config_free(cfg);
+}
+
+/* pin: 0 and 1 as booleans, and auto (placed by load, rdma_place.c) */
+Test(srp_transport, pin_auto)
+{
+	const char *vals[] = {"auto", "0", "1", "yes"};
+	const unsigned want[] = {RDMA_PIN_AUTO, RDMA_PIN_OFF, RDMA_PIN_ON, RDMA_PIN_ON};
+
+	for (int i = 0; i < 4; i++) {
+		char blk[256];
+		struct captured c;
+		struct diag d;
+		struct tgt_config *cfg;
+		struct srpt_opts o;
+
+		snprintf(blk, sizeof(blk),
+			 "TARGET_DRIVER ib_srpt {\n\tpin %s\n\tTARGET fe80::2 {\n\t\tenabled 1\n"
+			 "\t}\n}\n",
+			 vals[i]);
+		cfg = load_drv(blk, &c, &d);
+		assert_loads(cfg, c, 0);
+		cr_assert_eq(srpt_opts_parse(tgt_config_driver(cfg, "ib_srpt"), &o, &d), 0, "pin %s",
+			     vals[i]);
+		cr_assert_eq(o.rdma.pin, want[i], "pin %s", vals[i]);
+		tgt_config_free(cfg);
+	}
 }
 
 static void expect_error(const char *attr_line, int line, const char *msg)
@@ -131,7 +157,7 @@ Test(srp_transport, errors_with_lines)
 		     "ib_srpt: max_req_size: '32' is not a number from 64 to 1048576");
 	expect_error("\tthreads lots", 7, "ib_srpt: threads: 'lots' is not a number from 1 to 64");
 	expect_error("\tsrq maybe", 7, "ib_srpt: srq: expected a boolean, got 'maybe'");
-	expect_error("\tpin cpu0", 7, "ib_srpt: pin: expected a boolean, got 'cpu0'");
+	expect_error("\tpin cpu0", 7, "ib_srpt: pin: expected 0, 1 or auto, got 'cpu0'");
 	expect_error("\timmediate_data 2", 7,
 		     "ib_srpt: immediate_data: expected a boolean, got '2'");
 }

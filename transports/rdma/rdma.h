@@ -117,12 +117,23 @@ struct rdma_conn_ops {
 
 #define RDMA_MAX_LISTEN_CFG 8
 
+/* Where own event threads run.  With a software device (rxe) the kernel does a connection's
+ * send work inside the thread's doorbell system call and, on one machine, the initiator's
+ * completion too, so the CPU a thread runs on decides how many CPUs a command crosses. */
+enum rdma_pin {
+	RDMA_PIN_OFF,  /* the scheduler's choice */
+	RDMA_PIN_ON,   /* thread i on CPU i, modulo the CPUs online */
+	/* While its connections carry about one command at a time, a thread runs on the CPU its
+	 * busiest connection names (rdma_conn_set_cpu); under load the scheduler places it. */
+	RDMA_PIN_AUTO,
+};
+
 struct rdma_srv_cfg {
 	const char *name; /* for the log: "ib_srpt" */
 	struct sockaddr_storage listen[RDMA_MAX_LISTEN_CFG];
 	unsigned nlisten;
 	unsigned threads; /* event threads, >= 1 */
-	bool pin;	  /* own threads pinned, thread i to CPU i modulo the CPUs online */
+	unsigned pin;	  /* enum rdma_pin, for own threads */
 	/* Run on these `threads` running ut_threads instead of starting our own (NULL: own).
 	 * They must outlive rdma_srv_stop. */
 	struct ut_thread *const *run_on;
@@ -177,6 +188,8 @@ void rdma_conn_repost(struct rdma_conn *c, struct rdma_buf *b);
 void rdma_conn_disconnect(struct rdma_conn *c);
 void rdma_conn_release(struct rdma_conn *c);
 struct rdma_pool *rdma_conn_pool(struct rdma_conn *c);
+/* The CPU this connection's requests come from, when known (-1: not known); pin auto. */
+void rdma_conn_set_cpu(struct rdma_conn *c, int cpu);
 /* From any thread: run m->fn on c's thread. */
 void rdma_conn_call(struct rdma_conn *c, struct ut_msg *m);
 

@@ -48,6 +48,11 @@ void rdma_conn_call(struct rdma_conn *c, struct ut_msg *m)
 	ut_thread_post(c->t->ut, m);
 }
 
+void rdma_conn_set_cpu(struct rdma_conn *c, int cpu)
+{
+	c->cpu_hint = cpu;
+}
+
 /* ---- creation: the request ---- */
 
 struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
@@ -62,6 +67,7 @@ struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,
 	c->srv = s;
 	c->id = id;
 	c->state = RDMA_CONN_REQUESTED;
+	c->cpu_hint = -1;
 	id->context = c;
 	r = &c->req;
 	r->priv_len = ev->param.conn.private_data_len;
@@ -109,6 +115,8 @@ static void post_recv(struct rdma_conn *c, struct rdma_buf *b)
 
 void rdma_conn_repost(struct rdma_conn *c, struct rdma_buf *b)
 {
+	if (c->held)
+		c->held--;
 	if (b->srq) {
 		rdma_srq_repost(b->srq, b);
 		return;

@@ -111,6 +111,7 @@ static void recv_done(struct rdma_conn *c, const struct ibv_wc *wc)
 	 * established: the first receive establishes it as well. */
 	if (c->state == RDMA_CONN_ACCEPTED)
 		rdma_conn_established(c);
+	rdma_thread_note_recv(c);
 	c->srv->ops->recv(c, b, wc->byte_len);
 }
 

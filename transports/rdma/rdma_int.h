@@ -4,6 +4,7 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <sched.h>
 #include <rdma/rdma_cma.h>
 #include <stdatomic.h>
 
@@ -112,6 +113,9 @@ struct rdma_conn {
 	struct rdma_buf *send_free;
 	void *priv;
 	char name[64];
+	int cpu_hint;	    /* rdma_conn_set_cpu, -1 */
+	unsigned held;	    /* received IUs the upper layer has not reposted: requests in progress */
+	unsigned win_recvs; /* receives in the thread's placement window */
 	struct rdma_stage stage;
 	uint64_t doorbells, wrs_posted; /* counters */
 	struct rdma_conn *prev, *next; /* thread's list */
@@ -132,6 +136,11 @@ struct rdma_thread {
 	struct ut_timer tick;
 	struct ut_poller poller;
 	uint64_t last_comp_us; /* poll_us: when a completion queue last had work */
+	/* pin auto: receives in the window and the sum of the requests in progress at each */
+	unsigned win_recvs, win_depth;
+	int placed_cpu;	    /* the CPU the thread is pinned to now, -1: free */
+	cpu_set_t free_set; /* its affinity when free (the process's at start) */
+	uint64_t moves;	    /* placement changes (counter) */
 	struct rdma_event_channel *cm;
 	struct rdma_dev *devs;
 	struct rdma_conn *conns;
@@ -168,6 +177,15 @@ void rdma_thread_detach(struct rdma_thread *t);
 void rdma_thread_stop(struct rdma_thread *t);
 /* A completion channel of t fired (poll_us: keep spinning a while). */
 void rdma_thread_comp_seen(struct rdma_thread *t);
+/* A receive of c goes to the upper layer (pin auto counts the requests in progress). */
+void rdma_thread_note_recv(struct rdma_conn *c);
+
+/* rdma_place.c: pin auto's decision, pure.  After a window of `recvs` receives with `depth`
+ * the sum of the requests in progress at each, the CPU a thread pinned to `cur` (-1: free)
+ * should be on: `hint` (the busiest connection's CPU, -1 none) while about one request is in
+ * progress at a time, free (-1) from two on, unchanged in between. */
+#define RDMA_PLACE_WINDOW 32 /* receives per decision (or the 1 s tick, whichever first) */
+int rdma_place_cpu(unsigned recvs, unsigned depth, int hint, int cur);
 
 /* rdma_dev.c */
 struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs);

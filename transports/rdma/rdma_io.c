@@ -23,4 +23,5 @@ const struct rdma_io rdma_verbs_io = {
     .release = rdma_conn_release,
     .pool = rdma_conn_pool,
     .call = rdma_conn_call,
+    .set_cpu = rdma_conn_set_cpu,
 };

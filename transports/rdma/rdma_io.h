@@ -27,6 +27,7 @@ struct rdma_io {
 	void (*release)(struct rdma_conn *c);
 	struct rdma_pool *(*pool)(struct rdma_conn *c);
 	void (*call)(struct rdma_conn *c, struct ut_msg *m);
+	void (*set_cpu)(struct rdma_conn *c, int cpu);
 };
 
 extern const struct rdma_io rdma_verbs_io;

@@ -77,6 +77,58 @@ static void reap(struct rdma_thread *t)
 	}
 }
 
+/* ---- pin auto ---- */
+
+void rdma_thread_note_recv(struct rdma_conn *c)
+{
+	struct rdma_thread *t = c->t;
+
+	c->held++;
+	if (!t || t->srv->cfg.pin != RDMA_PIN_AUTO)
+		return;
+	c->win_recvs++;
+	t->win_recvs++;
+	t->win_depth += c->held;
+}
+
+/* End of a placement window: move to where rdma_place_cpu says (own threads only: a lent
+ * loop's owner decides where it runs). */
+static void place(struct rdma_thread *t)
+{
+	struct rdma_conn *busiest = NULL;
+	cpu_set_t one;
+	int cpu;
+
+	for (struct rdma_conn *c = t->conns; c; c = c->next) {
+		if (c->win_recvs && (!busiest || c->win_recvs > busiest->win_recvs))
+			busiest = c;
+		c->win_recvs = 0;
+	}
+	cpu = rdma_place_cpu(t->win_recvs, t->win_depth, busiest ? busiest->cpu_hint : -1,
+			     t->placed_cpu);
+	t->win_recvs = t->win_depth = 0;
+	if (cpu == t->placed_cpu || t->ut != &t->own)
+		return;
+	if (cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+	}
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+				   cpu >= 0 ? &one : &t->free_set)) {
+		rdma_log(t->srv, LOG_DEBUG, "thread %u: cannot move to CPU %d", t->idx, cpu);
+		return;
+	}
+	t->placed_cpu = cpu;
+	t->moves++;
+	rdma_log(t->srv, LOG_DEBUG, "thread %u: %s", t->idx, cpu >= 0 ? "pinned" : "free");
+}
+
+static void place_maybe(struct rdma_thread *t, bool tick)
+{
+	if (t->srv->cfg.pin == RDMA_PIN_AUTO && t->win_recvs >= (tick ? 1u : RDMA_PLACE_WINDOW))
+		place(t);
+}
+
 static bool poller_fn(struct ut_poller *p)
 {
 	struct rdma_thread *t =
@@ -99,6 +151,7 @@ static bool poller_fn(struct ut_poller *p)
 	/* The loop may sleep after this round: what still waits for a completion is armed. */
 	busy = settle_all(t, true);
 	reap(t);
+	place_maybe(t, false);
 	return busy;
 }
 
@@ -110,11 +163,20 @@ static void tick_fn(struct ut_timer *tm)
 	/* timers run after the pollers: what the ticks posted is armed for here */
 	settle_all(t, true);
 	reap(t);
+	place_maybe(t, true);
 }
 
 static void attach_fn(void *arg)
 {
 	struct rdma_thread *t = arg;
+
+	t->placed_cpu = -1;
+	if (t->ut == &t->own &&
+	    pthread_getaffinity_np(pthread_self(), sizeof(t->free_set), &t->free_set)) {
+		CPU_ZERO(&t->free_set);
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			CPU_SET(i, &t->free_set);
+	}
 
 	t->poller.fn = poller_fn;
 	ut_thread_add_poller(t->ut, &t->poller);
@@ -135,7 +197,7 @@ static int own_cpu(const struct rdma_thread *t)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!t->srv->cfg.pin || n < 1)
+	if (t->srv->cfg.pin != RDMA_PIN_ON || n < 1)
 		return -1;
 	return (int)(t->idx % (unsigned long)n);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/ut_log.h"
 #include "transports/srp/srp_int.h"
@@ -223,6 +224,20 @@ void srpt_ch_kill(struct srpt_ch *ch, uint32_t reason)
 	srpt_io->call(ch->conn, &ch->kill_msg);
 }
 
+/* The CPU the commands of a nexus's channel n (1: its first) come from, for `pin auto`: Linux's
+ * ib_srp maps each CPU's block queue to one channel, channel k (in login order) serving
+ * CPU k when it has as many channels as CPUs (ch_count), and the initiator on this machine is
+ * the case where that CPU matters (a software device does both sides' work on the CPU of
+ * whoever posts). */
+int srpt_ch_cpu(unsigned n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1 || ncpu < 1)
+		return -1;
+	return (int)((n - 1) % (unsigned long)ncpu);
+}
+
 /* ---- connection callbacks ---- */
 
 static void reject(struct rdma_conn *c, const struct srp_login_req *lr, uint32_t reason,
@@ -312,6 +327,7 @@ static void on_request(struct rdma_conn *c, const struct rdma_conn_req *req)
 		goto fail;
 	}
 	ch->state = SRPT_CH_LOGIN;
+	srpt_io->set_cpu(c, srpt_ch_cpu(ch->nexus->nch));
 	LOG(ch, LOG_INFO,
 	    "login to %s accepted: it_iu_len %u, ti_iu_len %u, req_lim %u, immediate data %s, "
 	    "%s, channel %u of the nexus",

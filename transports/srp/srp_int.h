@@ -187,6 +187,7 @@ void srpt_ch_sq_wait(struct srpt_ch *ch, struct srpt_req *r);
 void srpt_ch_sq_remove(struct srpt_ch *ch, struct srpt_req *r);
 void srpt_ch_maybe_cred_req(struct srpt_ch *ch);
 void srpt_ch_check_drained(struct srpt_ch *ch);
+int srpt_ch_cpu(unsigned n); /* the CPU channel n (1-based) of a nexus serves, -1 none */
 
 /* srp_cmd.c: SRP_CMD */
 void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r);

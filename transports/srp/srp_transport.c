@@ -3,7 +3,8 @@
  *   TARGET_DRIVER ib_srpt {
  *           listen 0.0.0.0:5555        RDMA/CM address:port (repeatable; default 0.0.0.0:5555)
  *           threads N                  event threads (default: one per CPU, up to 4)
- *           pin 0                      pin event thread i to CPU i (modulo the CPUs)
+ *           pin auto                   1: event thread i on CPU i (modulo the CPUs); auto:
+ *                                      on its channel's CPU while commands come one at a time
  *           poll_us 0                  spin on completion queues this long when idle
  *           srq 0                      shared receive queue per device
  *           srq_size 1024
@@ -87,6 +88,26 @@ static bool attr_flag(const struct tgt_attrs *as, const char *key, bool *out, st
 	return true;
 }
 
+/* `pin 0|1|auto` (enum rdma_pin); 0 when absent.  0, or -1 after reporting a bad value. */
+static int parse_pin(const struct utgt_attr *a, unsigned *out, struct diag *d)
+{
+	bool b;
+
+	if (!a)
+		return 0;
+	if (!strcmp(a->value, "auto")) {
+		*out = RDMA_PIN_AUTO;
+		return 0;
+	}
+	if (parse_bool(a->value, &b)) {
+		*out = b ? RDMA_PIN_ON : RDMA_PIN_OFF;
+		return 0;
+	}
+	if (d)
+		diag_error(d, a->line, "ib_srpt: pin: expected 0, 1 or auto, got '%s'", a->value);
+	return -1;
+}
+
 /* One event thread per CPU, up to SRPT_MAX_DEFAULT_THREADS.  A channel's verbs calls run
  * on its thread, and with a software device (rxe) so does the protocol work of its sends
  * (the kernel runs it inside the doorbell system call): on a single thread every channel's
@@ -121,6 +142,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	memset(o, 0, sizeof(*o));
 	o->rdma.name = "ib_srpt";
 	o->rdma.threads = srpt_default_threads();
+	o->rdma.pin = RDMA_PIN_AUTO; /* docs/srp.md, "Figures" */
 	o->rdma.srq_depth = 1024;
 	o->rdma.pool_chunk = 64 << 10;
 	o->rdma.pool_max = 128u << 20;
@@ -188,9 +210,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 		o->rdma.srq = b;
 	else if (tgt_attr_find(&drv->attrs, "srq"))
 		bad++;
-	if (attr_flag(&drv->attrs, "pin", &b, d))
-		o->rdma.pin = b;
-	else if (tgt_attr_find(&drv->attrs, "pin"))
+	if (parse_pin(tgt_attr_find(&drv->attrs, "pin"), &o->rdma.pin, d))
 		bad++;
 	if (attr_flag(&drv->attrs, "immediate_data", &b, d))
 		o->lim.imm = b;
