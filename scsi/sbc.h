@@ -4,6 +4,7 @@
 #ifndef UTGT_SBC_H
 #define UTGT_SBC_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "scsi/scsi_cmd.h"
@@ -50,6 +51,17 @@ bool sbc_write_durable(const struct scsi_dev *dev, bool fua);
 struct sbc_cmd;
 typedef void (*sbc_resume_fn)(struct sbc_cmd *c);
 
+/* Doubly linked lists of commands through one of their links (the range lock's, the lend
+ * gate's), named by its offset in struct sbc_cmd. */
+struct sbc_link {
+	struct sbc_cmd *next, *prev;
+};
+struct sbc_list {
+	struct sbc_cmd *head, *tail;
+};
+void sbc_list_add(struct sbc_list *l, struct sbc_cmd *c, size_t link);
+void sbc_list_del(struct sbc_list *l, struct sbc_cmd *c, size_t link);
+
 /* Everything an SBC command keeps while it is in flight, in t->core.ctx. */
 struct sbc_cmd {
 	struct scsi_task *t;
@@ -60,7 +72,7 @@ struct sbc_cmd {
 	void *tail;                 /* READ: room for the part of the last block not sent */
 	scsi_handler_fn work;       /* what runs on a core worker once the range is locked */
 	/* range lock (sbc_rangelock.c) */
-	struct sbc_cmd *rl_next, *rl_prev;
+	struct sbc_link rl;
 	struct sbc_cmd *run_next;   /* granted by a release, waiting for its resume() call */
 	uint64_t rl_lba, rl_end;    /* [lba, end) */
 	bool rl_excl;
@@ -68,6 +80,11 @@ struct sbc_cmd {
 	uint8_t rl_state;
 	sbc_resume_fn resume;       /* called once the lock, first refused, is granted */
 	struct sbc_stream *stream;  /* a READ produced in pieces (sbc_stream.c) */
+	/* lending (sbc_lend.c) */
+	bool lend_ok;               /* READ: lend the store's memory if the gate lets it */
+	bool lend_writer;           /* counted among the LU's writers */
+	uint8_t lend_state;         /* none, lent, parked */
+	struct sbc_link lend;
 };
 
 struct sbc_cmd *sbc_cmd_new(struct scsi_task *t);
@@ -117,6 +134,20 @@ struct sbc_stream;
 enum scsi_sr sbc_read_stream(struct scsi_task *t, const struct sbc_cdb *cdb, uint32_t bytes,
 			     size_t room);
 void sbc_stream_free(struct sbc_stream *s);
+
+/* ---- data-in lent from the store's memory (sbc_lend.c, scsi_task.h "Lent data-in") ---- */
+
+/* A shared range request of a command that changes blocks, on an LU whose store lends:
+ * true to go on to the range lock; false when it overlaps lent data and was parked (it takes
+ * the range lock and resumes once the last overlapping READ is released). */
+bool sbc_lend_writer_enter(struct sbc_cmd *c);
+void sbc_lend_writer_exit(struct sbc_cmd *c);
+/* c holds its shared range: lend [off, off + len) of the store to c's READ (t->din_lent) and
+ * keep c, range and all, until scsi_task_data_release().  False: no writer may be kept out
+ * right now, or the store cannot map the range; copy instead. */
+bool sbc_lend(struct sbc_cmd *c, uint64_t off, uint64_t len);
+/* Continue a writer the gate parked: its range lock, then its resume(). */
+void sbc_range_lock_gated(struct sbc_cmd *c);
 
 /* ---- synchronous I/O for worker-run commands (sbc_io.c) ---- */
 

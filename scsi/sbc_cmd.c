@@ -31,6 +31,39 @@ void sbc_cmd_free(struct sbc_cmd *c)
 	free(c);
 }
 
+static struct sbc_link *link_of(struct sbc_cmd *c, size_t link)
+{
+	return (struct sbc_link *)((char *)c + link);
+}
+
+void sbc_list_add(struct sbc_list *l, struct sbc_cmd *c, size_t link)
+{
+	struct sbc_link *k = link_of(c, link);
+
+	k->next = NULL;
+	k->prev = l->tail;
+	if (l->tail)
+		link_of(l->tail, link)->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+void sbc_list_del(struct sbc_list *l, struct sbc_cmd *c, size_t link)
+{
+	struct sbc_link *k = link_of(c, link);
+
+	if (k->prev)
+		link_of(k->prev, link)->next = k->next;
+	else
+		l->head = k->next;
+	if (k->next)
+		link_of(k->next, link)->prev = k->prev;
+	else
+		l->tail = k->prev;
+	k->next = k->prev = NULL;
+}
+
 /* ---- range-locked work on a core worker ---- */
 
 static enum scsi_sr locked_trampoline(struct scsi_task *t)

@@ -23,16 +23,12 @@
 
 enum { RL_NONE, RL_WAITING, RL_HELD, RL_FAST };
 
-struct rl_list {
-	struct sbc_cmd *head, *tail;
-};
-
 struct scsi_rangelock {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;          /* blocking waiters and destroy */
-	struct rl_list shared;      /* holders */
-	struct rl_list excl;        /* holders */
-	struct rl_list waiting;     /* FIFO */
+	struct sbc_list shared;      /* holders */
+	struct sbc_list excl;        /* holders */
+	struct sbc_list waiting;     /* FIFO */
 	unsigned background;        /* work outliving its task (sbc_rangelock_hold) */
 	unsigned nexcl;             /* exclusive holders + waiters: SCSI_EXC_RANGE while > 0 */
 };
@@ -63,28 +59,14 @@ void scsi_rangelock_destroy(struct scsi_rangelock *rl)
 	free(rl);
 }
 
-static void list_add(struct rl_list *l, struct sbc_cmd *c)
+static void list_add(struct sbc_list *l, struct sbc_cmd *c)
 {
-	c->rl_next = NULL;
-	c->rl_prev = l->tail;
-	if (l->tail)
-		l->tail->rl_next = c;
-	else
-		l->head = c;
-	l->tail = c;
+	sbc_list_add(l, c, offsetof(struct sbc_cmd, rl));
 }
 
-static void list_del(struct rl_list *l, struct sbc_cmd *c)
+static void list_del(struct sbc_list *l, struct sbc_cmd *c)
 {
-	if (c->rl_prev)
-		c->rl_prev->rl_next = c->rl_next;
-	else
-		l->head = c->rl_next;
-	if (c->rl_next)
-		c->rl_next->rl_prev = c->rl_prev;
-	else
-		l->tail = c->rl_prev;
-	c->rl_next = c->rl_prev = NULL;
+	sbc_list_del(l, c, offsetof(struct sbc_cmd, rl));
 }
 
 static bool overlap(const struct sbc_cmd *a, const struct sbc_cmd *b)
@@ -104,14 +86,14 @@ static bool blocked(const struct scsi_rangelock *rl, const struct sbc_cmd *c,
 	/* shared holders that took no lock: their ranges are unknown, so any overlaps */
 	if (c->rl_excl && __atomic_load_n(&c->dev->rl_fast, __ATOMIC_SEQ_CST))
 		return true;
-	for (const struct sbc_cmd *h = rl->excl.head; h; h = h->rl_next)
+	for (const struct sbc_cmd *h = rl->excl.head; h; h = h->rl.next)
 		if (overlap(c, h))
 			return true;
 	if (c->rl_excl)
-		for (const struct sbc_cmd *h = rl->shared.head; h; h = h->rl_next)
+		for (const struct sbc_cmd *h = rl->shared.head; h; h = h->rl.next)
 			if (overlap(c, h))
 				return true;
-	for (const struct sbc_cmd *w = rl->waiting.head; w && w != upto; w = w->rl_next)
+	for (const struct sbc_cmd *w = rl->waiting.head; w && w != upto; w = w->rl.next)
 		if (conflicts(c, w))
 			return true;
 	return false;
@@ -131,7 +113,7 @@ static struct sbc_cmd *grant_waiters_locked(struct scsi_dev *dev, struct scsi_ra
 	struct sbc_cmd *run = NULL, **tailp = &run;
 
 	for (struct sbc_cmd *w = rl->waiting.head, *next; w; w = next) {
-		next = w->rl_next;
+		next = w->rl.next;
 		if (blocked(rl, w, w))
 			continue;
 		list_del(&rl->waiting, w);
@@ -155,7 +137,7 @@ static bool rl_cancel(struct scsi_task *t)
 	struct sbc_cmd *found = NULL;
 
 	pthread_mutex_lock(&rl->mu);
-	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl_next) {
+	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl.next) {
 		if (w->t == t) {
 			found = w;
 			list_del(&rl->waiting, w);
@@ -207,15 +189,11 @@ static bool fast_get(struct sbc_cmd *c)
 	return true;
 }
 
-bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_resume_fn resume)
+static bool range_lock(struct sbc_cmd *c)
 {
 	struct scsi_rangelock *rl = c->dev->rl;
-	bool ok;
+	bool excl = c->rl_excl, ok;
 
-	c->rl_lba = lba;
-	c->rl_end = n > UINT64_MAX - lba ? UINT64_MAX : lba + n;
-	c->rl_excl = excl;
-	c->resume = resume;
 	if (!excl && fast_get(c))
 		return true;
 	pthread_mutex_lock(&rl->mu);
@@ -234,6 +212,30 @@ bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_
 	}
 	pthread_mutex_unlock(&rl->mu);
 	return ok;
+}
+
+/* Does c change blocks?  A hold without a task (EXTENDED COPY's) may. */
+static bool changes_blocks(const struct sbc_cmd *c)
+{
+	return !c->t || !c->t->core.desc || (c->t->core.desc->flags & SCSI_CF_WRITE);
+}
+
+bool sbc_range_lock(struct sbc_cmd *c, uint64_t lba, uint64_t n, bool excl, sbc_resume_fn resume)
+{
+	c->rl_lba = lba;
+	c->rl_end = n > UINT64_MAX - lba ? UINT64_MAX : lba + n;
+	c->rl_excl = excl;
+	c->resume = resume;
+	/* an exclusive range keeps lent READs out by itself: they hold theirs shared */
+	if (!excl && c->dev->lend && changes_blocks(c) && !sbc_lend_writer_enter(c))
+		return false;
+	return range_lock(c);
+}
+
+void sbc_range_lock_gated(struct sbc_cmd *c)
+{
+	if (range_lock(c))
+		c->resume(c);
 }
 
 /* Granted commands waiting for their resume() call on this thread.  A resumed command may
@@ -274,7 +276,10 @@ void sbc_range_unlock(struct sbc_cmd *c)
 	struct scsi_rangelock *rl;
 	struct sbc_cmd *run;
 
-	if (!c || c->rl_state == RL_NONE)
+	if (!c)
+		return;
+	sbc_lend_writer_exit(c);
+	if (c->rl_state == RL_NONE)
 		return;
 	if (c->rl_state == RL_FAST) {
 		c->rl_state = RL_NONE;
@@ -374,7 +379,7 @@ unsigned sbc_rangelock_waiters(struct scsi_dev *dev)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&rl->mu);
-	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl_next)
+	for (struct sbc_cmd *w = rl->waiting.head; w; w = w->rl.next)
 		n++;
 	pthread_mutex_unlock(&rl->mu);
 	return n;

@@ -1,6 +1,7 @@
 /* READ and WRITE (6/10/12/16): the hot path.  One backstore I/O straight over the task's own
  * iovecs (no data copy), submitted from the handler, completed from the backstore's callback;
- * a READ longer than the room its transport gave it goes in pieces (sbc_stream.c).
+ * a READ longer than the room its transport gave it goes in pieces (sbc_stream.c), and one
+ * whose store is memory may be answered with the store's own bytes (sbc_lend.c).
  *
  * How much moves follows the residual rule of scsi/scsi_data.c: min(CDB length, expected
  * transfer length).  A WRITE whose expected length is shorter than its CDB writes only the
@@ -24,6 +25,11 @@ static void rw_done(struct bs_io *io, enum bs_status st)
 
 static void rw_submit(struct sbc_cmd *c)
 {
+	/* lent: c keeps the range until the transport releases the data (sbc_lend.c) */
+	if (c->lend_ok && sbc_lend(c, c->io.off, c->io.len)) {
+		scsi_task_complete(c->t, SR_OK);
+		return;
+	}
 	c->dev->bs->ops->submit(c->dev->bs, &c->io);
 }
 
@@ -101,6 +107,7 @@ enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool w
 	c->io.inline_ok = t->inline_io;
 	c->io.inline_wait_ok = t->inline_wait;
 	c->io.cb = rw_done;
+	c->lend_ok = !write && t->din_lend && dev->lend;
 	sr = build_iov(c, bytes, io_len - bytes);
 	if (sr != SR_OK) {
 		sbc_cmd_free(c);

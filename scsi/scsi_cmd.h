@@ -176,6 +176,13 @@ void scsi_ts_abort_nexuses(struct scsi_dev *dev,
 struct scsi_xcopy *scsi_xcopy_create(struct scsi_dev *dev);
 void scsi_xcopy_destroy(struct scsi_xcopy *xc);
 
+/* ---- lending a store's memory (scsi/sbc_lend.c): NULL when the store cannot ---- */
+struct scsi_lendgate *scsi_lendgate_create(const struct backstore *bs);
+/* Waits until every lent READ was released: they still point into the store. */
+void scsi_lendgate_destroy(struct scsi_lendgate *lg);
+/* Writers parked behind lent data (tests observe queueing through this). */
+unsigned scsi_lendgate_parked(struct scsi_dev *dev);
+
 /* ---- LBA range locks (scsi/sbc_rangelock.c): COMPARE AND WRITE atomicity ---- */
 struct scsi_rangelock *scsi_rangelock_create(void);
 void scsi_rangelock_destroy(struct scsi_rangelock *rl);

@@ -231,6 +231,7 @@ subsystems:
 		return -1;
 	}
 	dev->rl = scsi_rangelock_create();
+	dev->lend = scsi_lendgate_create(bs);
 	dev->xc = scsi_xcopy_create(dev);
 	dev->open = true;
 	return 0;
@@ -243,6 +244,7 @@ void scsi_dev_destroy(struct scsi_dev *dev)
 	if (dev->open) {
 		if (dev->xc)
 			scsi_xcopy_destroy(dev->xc);
+		scsi_lendgate_destroy(dev->lend); /* first: a lent READ still holds its range */
 		if (dev->rl)
 			scsi_rangelock_destroy(dev->rl);
 		if (dev->pr)

@@ -141,6 +141,7 @@ struct scsi_dev {
 	struct scsi_taskset *ts;
 	struct scsi_pr *pr;
 	struct scsi_rangelock *rl;
+	struct scsi_lendgate *lend; /* READs lent from the store's memory (sbc_lend.c); NULL: none */
 	struct scsi_xcopy *xc;
 	struct scsi_io_stats stats; /* relaxed atomics, see scsi_task.h */
 	/* Written by every command, next to stats and far from exc (read by every command,

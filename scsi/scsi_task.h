@@ -114,6 +114,7 @@ struct scsi_task {
 	void (*din_ready)(struct scsi_task *task, uint32_t off, uint32_t len);
 	bool inline_io;                /* READ/WRITE may run on this thread (bs_io.inline_ok) */
 	bool inline_wait;              /* ...a WRITE even with others in flight (bs_io.inline_wait_ok) */
+	bool din_lend;                 /* data-in may be lent in place (see "Lent data-in") */
 
 	/* ---- filled by the core before done() ---- */
 	uint8_t status;                /* SAM status byte */
@@ -123,6 +124,9 @@ struct scsi_task {
 	enum scsi_resid resid_kind;
 	uint32_t resid;
 	bool aborted;                  /* aborted by a TMF: the transport sends no response */
+	/* Lent data-in: non-NULL when the data_len bytes to send were not placed in iov but are
+	 * here, in the store's own memory, until scsi_task_data_release(). */
+	const void *din_lent;
 
 	/* ---- core-private: transports must not touch ---- */
 	struct {
@@ -189,6 +193,19 @@ void scsi_task_execute(struct scsi_task *task);
 #define SCSI_DIN_ROOM_ALIGN (128u << 10)
 void scsi_task_din_sent(struct scsi_task *task, uint32_t upto);
 void scsi_task_din_stop(struct scsi_task *task);
+
+/* Lent data-in.  A transport that sets din_lend on a READ (and gives it room for the whole
+ * transfer, no din_ready pieces) lets the core skip the copy when the LU's store is memory
+ * (backstore_ops.map): done() then comes with GOOD status and din_lent pointing at the
+ * data_len bytes in the store, and iov untouched.  The command keeps its LBA range until the
+ * transport calls scsi_task_data_release(): writes to those blocks from any initiator wait
+ * for it, so the bytes stay what the READ read while the transport sends them (they are
+ * "gone" once the socket has them: sendmsg() without MSG_ZEROCOPY copies them).  The
+ * transport releases once, whether the bytes went out or its connection dropped them, on
+ * any thread (inside done() too); on a task with din_lent NULL it does nothing, so a
+ * transport may call it for every task it frees.  Any other outcome (an error, a store
+ * without map, a WRITE in flight on the LU) fills iov as usual. */
+void scsi_task_data_release(struct scsi_task *task);
 
 /* Task management functions (SAM-5 names). */
 enum scsi_tmf_fn {

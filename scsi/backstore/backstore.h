@@ -4,7 +4,10 @@
  * backstore_ops.lba_status is optional: GET LBA STATUS (scsi/sbc_lba_status.c) asks it which
  * ranges are mapped.  fileio answers with SEEK_DATA/SEEK_HOLE, ramdisk from the pages it has
  * dropped; a store without it is reported as fully mapped.  It runs on a core worker thread
- * and may block. */
+ * and may block.
+ *
+ * backstore_ops.map is optional too: a store whose blocks are memory (ramdisk) lends a
+ * READ's bytes in place instead of copying them (scsi/sbc_lend.c). */
 #ifndef UTGT_BACKSTORE_H
 #define UTGT_BACKSTORE_H
 
@@ -87,6 +90,12 @@ struct backstore_ops {
 	 * called on a core worker.  NULL: every block counts as mapped. */
 	enum bs_status (*lba_status)(struct backstore *bs, uint64_t off, uint64_t len, bool *mapped,
 				     uint64_t *run);
+	/* Optional: the store's blocks are memory.  A pointer to bytes [off, off + len) (block
+	 * aligned, inside the store) that stays valid until close, or NULL when the range cannot
+	 * be had in one piece.  The store does not keep writers off the range: the caller holds
+	 * it against them while it uses the pointer (scsi/sbc_lend.c).  Any thread; never
+	 * blocks.  NULL op: READ data is always copied into the caller's iovecs. */
+	void *(*map)(struct backstore *bs, uint64_t off, uint64_t len);
 	/* Optional (live administration: SCST's writes of size and resync_size).  Change the
 	 * size of the open store: bytes 0 takes the medium's own size again (the file's length,
 	 * the block device's capacity); otherwise the store becomes bytes long (a block

@@ -470,6 +470,38 @@ static inline struct th_result fx_job_join(struct fx_job *j)
 	return j->r;
 }
 
+/* ---- task management ---- */
+
+static inline void fx_tmf_done(struct scsi_tmf *tmf)
+{
+	struct th_wait *w = tmf->priv;
+
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ABORT TASK for the command tagged `tag` on LUN 0, returning once the TMF completed. */
+static inline enum scsi_tmf_resp fx_abort_task(struct sbc_fx *fx, uint64_t tag)
+{
+	struct th_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct scsi_tmf tmf;
+
+	memset(&tmf, 0, sizeof(tmf));
+	tmf.fn = SCSI_TMF_ABORT_TASK;
+	tmf.ref_tag = tag;
+	tmf.nexus = &fx->n.nx;
+	tmf.done = fx_tmf_done;
+	tmf.priv = &w;
+	scsi_tmf_execute(&tmf);
+	pthread_mutex_lock(&w.mu);
+	while (!w.done)
+		pthread_cond_wait(&w.cv, &w.mu);
+	pthread_mutex_unlock(&w.mu);
+	return tmf.resp;
+}
+
 /* ---- time ---- */
 
 static inline double fx_now(void)

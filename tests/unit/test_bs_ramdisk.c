@@ -1,4 +1,4 @@
-/* ramdisk: data round trips, WRITE SAME, UNMAP, range and read-only checks, geometry. */
+/* ramdisk: data round trips, WRITE SAME, UNMAP, range and read-only checks, geometry, map. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,5 +251,31 @@ Test(bs_ramdisk, lba_status_tracks_written_and_dropped_pages)
 	cr_assert_eq(bs->ops->lba_status(bs, 65536 + 4096, 1 << 16, &mapped, &run), BS_OK);
 	cr_assert(mapped);
 	cr_assert_eq(run, 4096);
+	rd_free(bs);
+}
+
+/* map: a pointer into the store itself, the bytes a READ would copy; never past the end. */
+Test(bs_ramdisk, map_lends_the_store_in_place)
+{
+	struct backstore *bs = rd_make(1 << 20, 512);
+	uint8_t w[8192], *p;
+
+	cr_assert_not_null(bs->ops->map);
+	fill(w, sizeof(w), 9);
+	cr_assert_eq(rw(bs, BS_WRITE, 4096, w, sizeof(w)), BS_OK);
+	p = bs->ops->map(bs, 4096, sizeof(w));
+	cr_assert_not_null(p);
+	cr_assert_eq(memcmp(p, w, sizeof(w)), 0);
+	/* a later write shows through the same pointer: it is the store, not a copy */
+	w[0] ^= 0xff;
+	cr_assert_eq(rw(bs, BS_WRITE, 4096, w, 512), BS_OK);
+	cr_assert_eq(p[0], w[0]);
+	p = bs->ops->map(bs, 0, 4096); /* never written: zeros */
+	cr_assert_not_null(p);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(p[i], 0);
+	cr_assert_not_null(bs->ops->map(bs, 0, 1 << 20));
+	cr_assert_null(bs->ops->map(bs, 512, 1 << 20), "past the end");
+	cr_assert_null(bs->ops->map(bs, (1 << 20) + 512, 0), "beyond the store");
 	rd_free(bs);
 }

@@ -1,6 +1,7 @@
 /* The TCP transmit ring: headers, pads and digests laid out as iovecs; Data-In cut by the
  * initiator's MaxRecvDataSegmentLength and MaxBurstLength, F bits at sequence ends, status
- * and residual in the last PDU, StatSN reserved at queue time; partial writes; discard. */
+ * and residual in the last PDU, StatSN reserved at queue time; partial writes; discard; lent
+ * data-in. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -338,6 +339,17 @@ Test(iscsi_tcp_tx, backlog_by_bytes)
  * batch stops where the socket did (inside a header or a data segment), the connection waits
  * for EPOLLOUT, and the rest follows in order, each completion run once, after its last
  * byte. */
+/* A non-blocking socket pair whose sending side holds little, so sends come back short. */
+static void small_socketpair(int sv[2])
+{
+	int sz = 4096;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+}
+
 Test(iscsi_tcp_tx, batch_cut_by_a_full_socket)
 {
 	static struct txfix f;
@@ -345,12 +357,9 @@ Test(iscsi_tcp_tx, batch_cut_by_a_full_socket)
 	static uint8_t small[4096];
 	uint8_t hdr[48] = {0};
 	size_t want_len, got_len = 0;
-	int sv[2], sz = 4096, rounds = 0;
+	int sv[2], rounds = 0;
 
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	small_socketpair(sv);
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)(i * 7 + 1);
 	for (size_t i = 0; i < sizeof(small); i++)
@@ -394,4 +403,65 @@ Test(iscsi_tcp_tx, batch_cut_by_a_full_socket)
 	cr_assert_eq(f.c.tx_pdus, 40);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/* A READ whose data the core lent (scsi_task.h "Lent data-in"): its Data-In carries the lent
+ * bytes, not the task's buffer, through a socket that takes a little at a time, with data
+ * digests computed over them; the entry completes once, after its last byte went out. */
+Test(iscsi_tcp_tx, lent_datain_through_partial_sends)
+{
+	static struct txfix f;
+	static uint8_t lent[65536], got[1 << 18];
+	struct iscsit_task *t = read_task(sizeof(lent), 0, SCSI_RESID_NONE, 0);
+	struct iscsit_txe *e = iscsit_txe_new();
+	size_t got_len = 0, off = 0;
+	uint32_t data_off = 0;
+	int sv[2], rounds = 0;
+
+	small_socketpair(sv);
+	for (size_t i = 0; i < sizeof(lent); i++)
+		lent[i] = (uint8_t)(i * 11 + 7);
+	fx_init(&f, 8192, 1 << 20, false, true);
+	f.tc.fd = sv[0];
+	t->conn = &f.c;
+	t->st.din_lent = lent;
+	t->din_status = true;
+	t->stat_sn = 49;
+	e->kind = TXE_DATAIN;
+	e->task = t;
+	e->sent = count_sent;
+	sent_count = 0;
+	iscsit_tx_queue(&f.c, e);
+	for (;;) {
+		ssize_t r;
+
+		cr_assert_eq(iscsit_tcp_flush(&f.c), 0);
+		while ((r = read(sv[1], got + got_len, sizeof(got) - got_len)) > 0)
+			got_len += (size_t)r;
+		if (!f.tc.tx.blocked)
+			break;
+		cr_assert_eq(sent_count, 0, "completed before its last byte went out");
+		cr_assert_lt(++rounds, 100000);
+	}
+	cr_assert_gt(rounds, 1, "the socket never filled up");
+	cr_assert_eq(sent_count, 1);
+	while (off < got_len) {
+		const uint8_t *h = got + off;
+		uint32_t dl = bhs_dsl(h);
+
+		cr_assert_eq(bhs_opcode(h), ISCSI_OP_DATA_IN);
+		cr_assert_eq(bhs_w40(h), data_off);
+		cr_assert_eq(memcmp(h + 48, lent + data_off, dl), 0, "not the lent bytes at %u",
+			     data_off);
+		cr_assert_eq(iscsi_digest_get(h + 48 + dl + iscsi_pad4(dl)),
+			     iscsi_crc32c(h + 48, dl + iscsi_pad4(dl)));
+		off += 48 + dl + iscsi_pad4(dl) + 4;
+		data_off += dl;
+	}
+	cr_assert_eq(off, got_len);
+	cr_assert_eq(data_off, sizeof(lent));
+	close(sv[0]);
+	close(sv[1]);
+	free(t->iov1.iov_base);
+	free(t);
 }

@@ -253,26 +253,10 @@ Test(rangelock, disjoint_ranges_do_not_wait)
 	fx_fini(&fx);
 }
 
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-} tmfw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-
-static void tmf_done(struct scsi_tmf *tmf)
-{
-	(void)tmf;
-	pthread_mutex_lock(&tmfw.mu);
-	tmfw.done = true;
-	pthread_cond_signal(&tmfw.cv);
-	pthread_mutex_unlock(&tmfw.mu);
-}
-
 Test(rangelock, parked_task_can_be_aborted)
 {
 	struct sbc_fx fx;
 	struct fx_job caw, wr;
-	struct scsi_tmf tmf;
 	uint8_t cc[16], wc[16], cbuf[1024], wbuf[512];
 
 	fx_init_ops(&fx, &gate_ops);
@@ -288,18 +272,7 @@ Test(rangelock, parked_task_can_be_aborted)
 		usleep(1000);
 	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 1);
 
-	memset(&tmf, 0, sizeof(tmf));
-	tmf.fn = SCSI_TMF_ABORT_TASK;
-	tmf.lun = 0;
-	tmf.ref_tag = caw.tag;
-	tmf.nexus = &fx.n.nx;
-	tmf.done = tmf_done;
-	tmfw.done = false;
-	scsi_tmf_execute(&tmf);
-	pthread_mutex_lock(&tmfw.mu);
-	while (!tmfw.done)
-		pthread_cond_wait(&tmfw.cv, &tmfw.mu);
-	pthread_mutex_unlock(&tmfw.mu);
+	fx_abort_task(&fx, caw.tag);
 	cr_assert(fx_job_join(&caw).aborted, "the parked COMPARE AND WRITE was not aborted");
 	cr_assert_eq(sbc_rangelock_waiters(fx.dev), 0);
 

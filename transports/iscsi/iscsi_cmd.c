@@ -134,6 +134,7 @@ void iscsit_task_free(struct iscsit_task *t)
 	struct iscsit_conn *c = t->conn;
 
 	hash_del(c, t);
+	scsi_task_data_release(&t->st); /* lent data-in: sent or dropped, it is not used again */
 	if (t->counted && c->sess)
 		iscsit_cmdsn_release(c->sess);
 	if (t->imm_counted && c->sess)
@@ -501,6 +502,8 @@ void iscsit_task_submit(struct iscsit_task *t)
 		if ((c->xp->caps & ISCSIT_XP_DIN_PIECES) && len > ISCSIT_DIN_ROOM) {
 			len = ISCSIT_DIN_ROOM;
 			st->din_ready = task_din_ready;
+		} else if (c->xp->caps & ISCSIT_XP_DIN_LEND) {
+			st->din_lend = true;
 		}
 		if (alloc_buf(t, len, &why)) {
 			fail_task(t, why);

@@ -331,6 +331,8 @@ enum {
 	ISCSIT_XP_UNSOLICITED = 1u << 2,    /* unsolicited Data-Out PDUs (InitialR2T=No) */
 	ISCSIT_XP_DIN_PIECES = 1u << 3,	    /* a long READ may be sent in pieces (TXE_DATAIN
 					     * with din_end) from a ring of ISCSIT_DIN_ROOM */
+	ISCSIT_XP_DIN_LEND = 1u << 4,	    /* a READ may be sent from the store's memory
+					     * (scsi_task.h "Lent data-in"): sendmsg() copies */
 };
 
 /* The room of a READ sent in pieces: what one such command holds, however long. */

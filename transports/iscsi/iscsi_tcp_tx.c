@@ -1,6 +1,7 @@
 /* TCP transmit: a FIFO of entries (prebuilt PDUs, or a read's Data-In stream) turned into a
  * ring of wire slots, written with one sendmsg() of header + data + trailer iovecs per slot.
- * Data is sent straight from the task's buffer; only headers, pads and digests are ours.
+ * Data is sent straight from the task's buffer, or from the store's memory the core lent the
+ * READ; only headers, pads and digests are ours.
  *
  * StatSN is assigned when an entry is queued (a Data-In stream reserves the StatSN of its
  * status-carrying PDU then), so the wire order of StatSN is the queue order even though
@@ -138,8 +139,12 @@ static bool datain_next(struct iscsit_conn *c, struct iscsit_txe *e, struct iscs
 	    (flags & ISCSI_DATAIN_STATUS) && t->st.resid_kind != SCSI_RESID_NONE ? t->st.resid : 0,
 	    &sn, n);
 	/* a TCP buffer is one piece (tcp_buf_get); a READ sent in pieces uses it as a ring, in
-	 * which no piece wraps */
-	slot_fill(c, s, s->hdr, (uint8_t *)t->iov[0].iov_base + t->din_off % t->buflen, n, false);
+	 * which no piece wraps; lent data is one piece of the store, held until the task is
+	 * freed after its last byte went into the socket */
+	slot_fill(c, s, s->hdr,
+		  t->st.din_lent ? (const uint8_t *)t->st.din_lent + t->din_off
+				 : (uint8_t *)t->iov[0].iov_base + t->din_off % t->buflen,
+		  n, false);
 	t->din_off += n;
 	return last;
 }
