@@ -19,6 +19,7 @@
  *  - no immediate or unsolicited data is ever sent (ImmediateData=No, InitialR2T=Yes). */
 #include "initiator/engine.h"
 #include "initiator/iscsi_url.h"
+#include "initiator/tcp_batch.h"
 #include "initiator/scsi_info.h"
 
 #include <errno.h>
@@ -64,6 +65,7 @@ struct iscsi_path {
 	/* NOP-Out pings (TCP only): anything received since last_rx_ns shows the path alive */
 	uint64_t last_rx_ns, ping_sent_ns;
 	bool ping_out;
+	unsigned unsent; /* commands handed to libiscsi since service() last wrote */
 };
 
 #define P(ep) ((struct iscsi_path *)(ep))
@@ -598,6 +600,8 @@ static void ping(struct iscsi_path *p, uint64_t now)
 static void isc_service(struct ub_epath *ep, short revents)
 {
 	struct iscsi_path *p = P(ep);
+	bool corked;
+	int fd;
 
 	if (!p->ctx)
 		return;
@@ -610,12 +614,19 @@ static void isc_service(struct ub_epath *ep, short revents)
 			 p->url.portal, p->url.target);
 		p->failed = true;
 	}
+	/* libiscsi writes the queued PDUs one send() each: cork the burst (tcp_batch.c). */
+	fd = iscsi_get_fd(p->ctx);
+	corked = !p->failed && (revents & POLLOUT) && ub_tcp_batch_begin(fd, p->unsent);
+	if (revents & POLLOUT)
+		p->unsent = 0;
 	if (!p->failed && iscsi_service(p->ctx, revents & ~POLLRDHUP) < 0 && !p->failed) {
 		if (!login_failure(p, iscsi_get_error(p->ctx)))
 			snprintf(p->err, sizeof(p->err), "%s: %s", p->url.portal,
 				 iscsi_get_error(p->ctx));
 		p->failed = true;
 	}
+	if (p->ctx)
+		ub_tcp_batch_end(fd, corked);
 	if (!p->failed && p->ctx && (revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		fail(p, "connection closed by the target");
 	if (!p->failed && p->ctx)
@@ -745,6 +756,7 @@ static int send_now(struct iscsi_path *p, struct ub_io *io)
 	}
 	if (!p->inflight++)
 		p->last_progress_ns = ub_now_ns(); /* the stall clock starts with the first */
+	p->unsent++;
 	return 0;
 }
 
