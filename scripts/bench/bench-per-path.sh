@@ -16,7 +16,7 @@ BENCH=${BENCH:-build/utgt-bench}
 BASE=${BASE:-}
 REPS=${REPS:-3}
 IQN=iqn.2026-12.org.utgt:perpath
-. tests/integration/lib/ports.sh
+. scripts/bench/lib.sh
 W=$(mktemp -d /tmp/utgt-perpath.XXXXXX)
 UPID=
 cleanup() {
@@ -43,12 +43,7 @@ done
 "$UTGTD" -f -c "$W/utgtd.conf" --admin-socket "$W/utgtd.sock" --state-dir "$W/state" \
 	>"$W/utgtd.log" 2>&1 &
 UPID=$!
-for _ in $(seq 100); do
-	grep -q "listening on" "$W/utgtd.log" && break
-	kill -0 $UPID 2>/dev/null || { echo "utgtd exited:"; cat "$W/utgtd.log"; exit 1; }
-	sleep 0.1
-done
-grep -q "listening on" "$W/utgtd.log" || { echo "utgtd did not listen within 10 s"; exit 1; }
+bench_wait_listening "$W/utgtd.log"
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)

@@ -16,7 +16,7 @@ BENCH=${BENCH:-build/utgt-bench}
 ADM=${ADM:-build/utgtadm}
 REPS=${REPS:-3}
 IQN=iqn.2026-12.org.utgt:two
-. tests/integration/lib/ports.sh
+. scripts/bench/lib.sh
 W=$(mktemp -d /tmp/utgt-two.XXXXXX)
 UPID=
 cleanup() {
@@ -57,7 +57,7 @@ TARGET_DRIVER iscsi {
 EOF
 	"$bin" -f -c "$W/c.conf" --admin-socket "$W/s.sock" --state-dir "$W/state" >"$W/log" 2>&1 &
 	UPID=$!
-	for _ in $(seq 100); do grep -q "listening on" "$W/log" && break; sleep 0.1; done
+	bench_wait_listening "$W/log"
 	for t in 0 1; do # first touch of the LUs is not measured
 		"$BENCH" --name=fill --filename="iscsi://127.0.0.1:$port/$IQN-$t/0" --rw=write --bs=1m \
 			--iodepth=8 --size=100% --output-format=json --progress=never >/dev/null 2>&1
