@@ -79,6 +79,12 @@ Test(iscsi_transport, validate_reports_bad_values)
 	cr_assert_eq(nerr, 0, "%s", last_msg);
 	validate_text("TARGET_DRIVER iscsi {\n conn_placement Target\n}\n");
 	cr_assert_eq(nerr, 0, "%s", last_msg);
+
+	validate_text("TARGET_DRIVER iscsi {\n pin 2\n}\n");
+	cr_assert_eq(nerr, 1, "%s", last_msg);
+	cr_assert(strstr(last_msg, "pin"), "%s", last_msg);
+	validate_text("TARGET_DRIVER iscsi {\n pin 1\n}\n");
+	cr_assert_eq(nerr, 0, "%s", last_msg);
 }
 
 Test(iscsi_transport, poll_us_reaches_every_worker)
@@ -89,6 +95,55 @@ Test(iscsi_transport, poll_us_reaches_every_worker)
 	cr_assert_eq(iscsit_global->nworkers, 2);
 	for (unsigned i = 0; i < iscsit_global->nworkers; i++)
 		cr_assert_eq(iscsit_global->workers[i].ut.poll_us, 25, "worker %u", i);
+	ih_stop(&t);
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* A worker binds itself when its thread starts: once it has run a call, that is done. */
+static struct ut_thread *started_worker(unsigned i)
+{
+	struct ut_thread *ut = &iscsit_global->workers[i].ut;
+
+	ut_thread_call_sync(ut, nothing, NULL);
+	return ut;
+}
+
+/* By default the scheduler places the workers, so none is stuck on a CPU its neighbours
+ * crowd (docs/performance.md, "two jobs at once"); `pin 1` binds worker i to CPU i. */
+Test(iscsi_transport, workers_float_unless_pinned)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t mine, theirs;
+	struct ih_target t;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	ih_start(&t, "worker_threads 2", NULL);
+	for (unsigned i = 0; i < iscsit_global->nworkers; i++) {
+		struct ut_thread *ut = started_worker(i);
+
+		cr_assert_eq(ut->cpu, -1, "worker %u is pinned by default", i);
+		cr_assert_eq(pthread_getaffinity_np(ut->thr, sizeof(theirs), &theirs), 0);
+		cr_assert(CPU_EQUAL(&mine, &theirs), "worker %u: %d CPUs allowed, the process %d", i,
+			  CPU_COUNT(&theirs), CPU_COUNT(&mine));
+	}
+	ih_stop(&t);
+
+	ih_start(&t, "worker_threads 2\n pin 1", NULL);
+	for (unsigned i = 0; i < iscsit_global->nworkers; i++) {
+		struct ut_thread *ut = started_worker(i);
+		int cpu = (int)(i % (unsigned)ncpu);
+
+		if (!CPU_ISSET(cpu, &mine))
+			continue; /* run under a narrower mask: the bind failed and the worker floats */
+		cr_assert_eq(ut->cpu, cpu, "worker %u", i);
+		cr_assert_eq(pthread_getaffinity_np(ut->thr, sizeof(theirs), &theirs), 0);
+		cr_assert(CPU_COUNT(&theirs) == 1 && CPU_ISSET(cpu, &theirs),
+			  "worker %u: %d CPUs allowed", i, CPU_COUNT(&theirs));
+	}
 	ih_stop(&t);
 }
 

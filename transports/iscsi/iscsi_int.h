@@ -135,6 +135,7 @@ struct iscsit_ctx {
 	unsigned nworkers;
 	unsigned poll_us; /* the workers' adaptive poll (driver attribute poll_us; 0: none) */
 	enum iscsit_placement placement; /* driver attribute conn_placement */
+	bool pin; /* driver attribute pin: worker i bound to CPU i */
 	atomic_uint next_worker;
 
 	pthread_mutex_t sess_lock; /* session table, TSIH allocation */

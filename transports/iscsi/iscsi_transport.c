@@ -19,7 +19,7 @@ struct iscsit_ctx *iscsit_global;
 static const char *const driver_attrs[] = {
     "enabled", "listen", "listen_iser",	   "IncomingUser", "OutgoingUser", "nodelay",
     "sndbuf",  "rcvbuf", "worker_threads", "logout_wait",  "mem_limit", "session_mem_limit",
-    "max_sessions", "max_connections", "poll_us", "conn_placement", NULL,
+    "max_sessions", "max_connections", "poll_us", "conn_placement", "pin", NULL,
 };
 
 /* The bounds' defaults (docs/security.md): a 2-core box with 24 GiB stays safe whatever the
@@ -180,6 +180,20 @@ static enum iscsit_placement placement_parse(const struct tgt_attrs *as, struct 
 	return ISCSIT_PLACE_TARGET;
 }
 
+/* pin: 0 (the default) lets the scheduler place the workers; 1 binds worker i to CPU i.  A
+ * bound worker cannot leave a CPU its neighbours crowd, so the connections it serves get
+ * that CPU's leftover while another worker's run at full rate (docs/performance.md,
+ * "two jobs at once"). */
+static bool pin_parse(const struct tgt_attrs *as, struct diag *d)
+{
+	const struct utgt_attr *a = tgt_attr_find(as, "pin");
+	bool on = false;
+
+	if (a && !parse_bool(a->value, &on) && d)
+		diag_error(d, a->line, "pin: expected 0 or 1, got '%s'", a->value);
+	return on;
+}
+
 static void sockopts_parse(const struct tgt_attrs *as, struct iscsit_sockopts *o, bool *any,
 			   struct diag *d)
 {
@@ -285,6 +299,7 @@ static void iscsit_validate(const struct tgt_driver *drv, struct diag *d)
 	attr_u64(&drv->attrs, "worker_threads", 256, &n, d);
 	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &n, d);
 	placement_parse(&drv->attrs, d);
+	pin_parse(&drv->attrs, d);
 	attr_u64(&drv->attrs, "logout_wait", 60, &n, d);
 	attr_limit(&drv->attrs, "mem_limit", 0, d);
 	sml = attr_limit(&drv->attrs, "session_mem_limit", DEF_SESSION_MEM_LIMIT, d);
@@ -467,6 +482,7 @@ static int iscsit_start(const struct tgt_config *cfg, const struct tgt_driver *d
 	attr_u64(&drv->attrs, "poll_us", POLL_US_MAX, &poll_us, NULL);
 	ctx->poll_us = (unsigned)poll_us;
 	ctx->placement = placement_parse(&drv->attrs, NULL);
+	ctx->pin = pin_parse(&drv->attrs, NULL);
 	if (iscsit_workers_start(ctx, (unsigned)nworkers, err, errlen) ||
 	    iscsit_portals_open(ctx, iser_listen_portals(drv, iser, ISCSIT_ISER_PORTALS_MAX), err,
 				errlen) ||

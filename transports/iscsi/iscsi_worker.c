@@ -1,9 +1,10 @@
-/* Worker threads: one ut_thread each (common/ut_thread.h), pinned to a core, serving a share
- * of the connections.  Each has its own io_uring (common/ut_ring.h): the file-backed stores
- * put the commands' I/O there, one submit per round, and the completions come back in the
- * same loop, without a thread hand-off.  Other backstore completions and requests from other
- * threads arrive as messages; each round then processes staged input and flushes every
- * connection with output, so many responses leave in one sendmsg(). */
+/* Worker threads: one ut_thread each (common/ut_thread.h), placed by the scheduler (bound to
+ * a core with `pin 1`), serving a share of the connections.  Each has its own io_uring
+ * (common/ut_ring.h): the file-backed stores put the commands' I/O there, one submit per
+ * round, and the completions come back in the same loop, without a thread hand-off.  Other
+ * backstore completions and requests from other threads arrive as messages; each round then
+ * processes staged input and flushes every connection with output, so many responses leave
+ * in one sendmsg(). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,14 +123,18 @@ int iscsit_workers_start(struct iscsit_ctx *ctx, unsigned n, char *err, size_t e
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct iscsit_worker *w = &ctx->workers[i];
-		int rc = ut_thread_start(&w->ut, ncpu > 0 ? (int)(i % (unsigned)ncpu) : -1);
+		int cpu = ctx->pin && ncpu > 0 ? (int)(i % (unsigned)ncpu) : -1;
+		int rc = ut_thread_start(&w->ut, cpu);
 
 		if (rc) {
 			snprintf(err, errlen, "worker %u: cannot start thread: %s", i,
 				 strerror(-rc));
 			return -1;
 		}
-		iscsit_log("worker %u started, pinned to cpu %d", i, w->ut.cpu);
+		if (w->ut.cpu >= 0)
+			iscsit_log("worker %u started, pinned to cpu %d", i, w->ut.cpu);
+		else
+			iscsit_log("worker %u started", i);
 	}
 	return 0;
 }
