@@ -1,6 +1,9 @@
 /* UIO discovery and device files (tcmu_uio.c) on a fake sysfs tree and a plain file in place
  * of /dev/uioN. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,9 +103,50 @@ Test(tcmu_uio, open_maps_and_kicks)
 	fd = tcmu_uio_open(dir, 3, 8192, &map, err, sizeof(err));
 	cr_assert_geq(fd, 0, "%s", err);
 	((uint8_t *)map)[8191] = 1; /* the whole size is mapped */
-	cr_assert_eq(tcmu_uio_ack(fd), 0);
+	cr_assert_eq(tcmu_uio_wait(fd), 1, "4 bytes read: an event");
+	cr_assert_eq(lseek(fd, 0, SEEK_END), 8192);
+	cr_assert_eq(tcmu_uio_wait(fd), -ENOTTY, "the end of a plain file: no uio device");
 	tcmu_uio_kick(fd);
 	munmap(map, 8192);
 	close(fd);
-	cr_assert_eq(tcmu_uio_ack(fd), -1, "a closed fd reads as gone");
+	cr_assert_eq(tcmu_uio_wait(fd), -EBADF, "a closed fd reads as gone");
+}
+
+static void on_sig(int sig)
+{
+	(void)sig;
+}
+
+static int waited = 2; /* what tcmu_uio_wait() returned on the waiter thread */
+
+static void *waiter(void *arg)
+{
+	__atomic_store_n(&waited, tcmu_uio_wait(*(int *)arg), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The wait blocks until the fd has 4 bytes for it, and a signal (with a handler that does not
+ * restart system calls) ends it with 0: how the ring thread is stopped. */
+Test(tcmu_uio, wait_blocks_until_an_event_or_a_signal)
+{
+	struct sigaction sa = {.sa_handler = on_sig};
+	uint32_t one = 1;
+	pthread_t th;
+	int p[2];
+
+	cr_assert_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], &one, 4), 4);
+	cr_assert_eq(tcmu_uio_wait(p[0]), 1);
+	cr_assert_eq(pthread_create(&th, NULL, waiter, &p[0]), 0);
+	/* the signal may come before the thread is in read(): send it until the wait ends */
+	for (int i = 0; __atomic_load_n(&waited, __ATOMIC_ACQUIRE) == 2; i++) {
+		cr_assert_lt(i, 1000, "the wait did not end on a signal");
+		pthread_kill(th, SIGUSR2);
+		usleep(10000);
+	}
+	pthread_join(th, NULL);
+	cr_assert_eq(waited, 0, "a signal ends the wait with 0 (got %d)", waited);
+	close(p[0]);
+	close(p[1]);
 }

@@ -1,9 +1,9 @@
 /* One TCMU device served by utgtd: its ring, the I_T nexus its commands run on (one LUN:
  * LUN 0 is the scst.conf DEVICE), and the commands in flight.
  *
- * Threads: tcmu_dev_poll() and tcmu_dev_reap() run on one thread (the transport's event
- * thread, or a test), the ring thread; a second ring thread may take entries beside it
- * (tcmu_dev_set_second_thread()).  The SCSI core completes tasks from any thread; that
+ * Threads: tcmu_dev_poll() runs on one thread (the transport's ring thread for the device,
+ * or a test), the ring thread; tcmu_dev_reap() on any; a second ring thread may take
+ * entries beside it (tcmu_dev_set_second_thread()).  The SCSI core completes tasks from any thread; that
  * thread writes the completion into the ring and, when cmd_tail moved, calls hooks.kick() to
  * tell the kernel.  Completions inside tcmu_dev_poll() leave the kick to tcmu_dev_reap().
  * hooks.wake() is called for completions on a closing device and for finished aborts (the

@@ -5,8 +5,13 @@
  *           enabled 1
  *   }
  *
- * One event thread (common/ut_thread.h): every TCMU device's /dev/uioN fd (the kernel queued
- * commands), one eventfd (a closing device's completion or a finished abort: time to look
+ * Each served device has a ring thread of its own, which waits for the kernel in a blocking
+ * read() of its /dev/uioN (the wait and the acknowledgement in one system call: what a
+ * QD1 command costs under emulation is mostly system calls and wakeups) and takes, runs and
+ * completes what the kernel queued (tcmu_dev.c); a signal with a handler that does not
+ * restart system calls ends that read when the device is let go.
+ * One event thread (common/ut_thread.h) for the rest: one eventfd (a closing device's
+ * completion, a finished abort, a ring thread whose device is gone: time to look
  * whether a device can be freed; completions themselves go into the ring from the thread
  * that finishes them, tcmu_dev.c), the TCM-USER netlink socket (tcmu_nl.h: LIO's
  * ADDED/REMOVED/RECONFIG_DEVICE events, answered when the kernel waits for it), and a 500 ms
@@ -20,6 +25,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +55,6 @@
 #define SUBTYPE	  "utgt"
 
 struct tdev {
-	struct ut_watch watch;
 	unsigned minor;
 	char uio_name[TCMU_UIO_STR * 2];
 	int fd; /* -1: refused (logged once), kept so it is not retried */
@@ -65,6 +71,13 @@ struct tdev {
 	bool refused; /* ours, but not served (no such DEVICE, bad option, open failed) */
 	bool gone;	 /* removed: drain, then free */
 	bool nl_reply;	 /* the kernel waits for our netlink answers about it (read at attach) */
+	unsigned ring_threads; /* 1 or 2, as served */
+	/* its ring thread (ring_main) */
+	pthread_t ring_th;
+	bool ring_started;
+	bool chardev;	/* a real uio device (tests put a plain file there: no events) */
+	bool ring_stop; /* (atomic) let go: the ring thread ends */
+	int ring_err;	/* (atomic) why the ring thread let the device go: -errno, 0 none */
 	struct tdev *next;
 };
 
@@ -120,7 +133,91 @@ static struct tdev *find(unsigned minor, const char *name)
 	return NULL;
 }
 
-static void on_uio(struct ut_watch *w, uint32_t events);
+/* Ends a ring thread's blocking read (EINTR): a handler that does nothing, installed
+ * without SA_RESTART. */
+#define WAKE_SIG (SIGRTMIN + 2)
+
+static void wake_sig_handler(int sig)
+{
+	(void)sig;
+}
+
+/* The ring thread lets its device go: the event thread detaches it (reap_all). */
+static void ring_failed(struct tdev *t, int err)
+{
+	__atomic_store_n(&t->ring_err, err, __ATOMIC_RELEASE);
+	wake(NULL);
+}
+
+/* A device's ring thread: take, run and complete what the kernel queued, kick once, then
+ * wait in read() for the next notification.  Parks (until ring_stop) once the device is gone
+ * or its ring unusable, or at once on a plain file (tests: nothing will ever be queued after
+ * the first look). */
+static void *ring_main(void *arg)
+{
+	struct tdev *t = arg;
+	sigset_t s;
+	int rc = 1;
+
+	sigemptyset(&s);
+	sigaddset(&s, WAKE_SIG);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	pthread_setname_np(pthread_self(), "tcmu-ring");
+	while (!__atomic_load_n(&t->ring_stop, __ATOMIC_ACQUIRE)) {
+		if (rc > 0) { /* an event, or the first look: anything queued before we came */
+			tcmu_dev_poll(t->dev);
+			if (tcmu_dev_broken(t->dev)) {
+				ring_failed(t, -EPROTO);
+				break;
+			}
+			tcmu_dev_reap(t->dev); /* the kick for what completed inline */
+		}
+		rc = t->chardev ? tcmu_uio_wait(t->fd) : -ENOTTY;
+		if (rc == -ENOTTY)
+			break;
+		if (rc < 0) {
+			ring_failed(t, rc);
+			break;
+		}
+	}
+	while (!__atomic_load_n(&t->ring_stop, __ATOMIC_ACQUIRE))
+		pause(); /* ring_stop() signals until we are gone */
+	return NULL;
+}
+
+static int ring_start(struct tdev *t)
+{
+	struct stat st;
+	int rc;
+
+	t->chardev = fstat(t->fd, &st) == 0 && S_ISCHR(st.st_mode);
+	rc = pthread_create(&t->ring_th, NULL, ring_main, t);
+	if (rc)
+		return -rc;
+	t->ring_started = true;
+	return 0;
+}
+
+/* End the ring thread.  The signal may land before the thread is in read() (then the read
+ * would block on): it is sent again until the thread is gone. */
+static void ring_stop(struct tdev *t)
+{
+	if (!t->ring_started)
+		return;
+	__atomic_store_n(&t->ring_stop, true, __ATOMIC_RELEASE);
+	for (;;) {
+		struct timespec ts;
+
+		pthread_kill(t->ring_th, WAKE_SIG);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (pthread_timedjoin_np(t->ring_th, NULL, &ts) == 0)
+			break;
+	}
+	t->ring_started = false;
+}
 
 /* A new uio device: open it if it is one of ours. */
 static void attach(const struct tcmu_uio_info *u)
@@ -132,6 +229,7 @@ static void attach(const struct tcmu_uio_info *u)
 	struct tcmu_dev *dev;
 	char err[256] = "", opt_err[128] = "";
 	bool ours, opts_ok;
+	unsigned want;
 	int rc;
 
 	if (!t)
@@ -150,6 +248,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->hba = nm.hba;
 	t->proto = SCSI_PROTO_SAS;
 	td = opts_ok ? tgt_config_device(G.cfg, opt.device) : NULL;
+	want = G.ring_threads;
 	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
 	pthread_mutex_unlock(&G.lock);
@@ -188,9 +287,15 @@ static void attach(const struct tcmu_uio_info *u)
 	dev = tcmu_dev_new(
 	    nm.dev, t->map, t->size, td->dev, tcmu_lio_max_xfer(G.configfs, nm.hba, nm.dev),
 	    &(struct tcmu_dev_hooks){.kick = kick, .wake = wake, .ctx = t}, err, sizeof(err));
-	if (dev && G.ring_threads > 1 && (rc = tcmu_dev_set_second_thread(dev)) < 0)
-		ut_log(LOG_WARNING, "tcmu: uio%u (%s): no second ring thread (%s); one serves it",
-			u->minor, nm.dev, strerror(-rc));
+	t->ring_threads = 1;
+	if (dev && want > 1) {
+		if ((rc = tcmu_dev_set_second_thread(dev)) < 0)
+			ut_log(LOG_WARNING,
+				"tcmu: uio%u (%s): no second ring thread (%s); one serves it",
+				u->minor, nm.dev, strerror(-rc));
+		else
+			t->ring_threads = 2;
+	}
 	if (dev && opt.hang_lba != UINT64_MAX) {
 		tcmu_dev_set_hang_lba(dev, opt.hang_lba);
 		ut_log(LOG_WARNING,
@@ -202,6 +307,13 @@ static void attach(const struct tcmu_uio_info *u)
 	t->dev = dev;
 	t->sdev = td->dev;
 	pthread_mutex_unlock(&G.lock);
+	if (t->dev && (rc = ring_start(t)) < 0) {
+		snprintf(err, sizeof(err), "cannot start its ring thread: %s", strerror(-rc));
+		pthread_mutex_lock(&G.lock);
+		t->dev = NULL;
+		pthread_mutex_unlock(&G.lock);
+		tcmu_dev_free(dev); /* nothing taken: its ring was never read */
+	}
 	if (!t->dev) {
 		ut_log(LOG_ERR, "tcmu: uio%u (%s): %s; not served", u->minor, nm.dev, err);
 		munmap(t->map, t->size);
@@ -211,13 +323,8 @@ static void attach(const struct tcmu_uio_info *u)
 		return;
 	}
 	t->refused = false;
-	t->watch.fn = on_uio;
-	t->watch.fd = t->fd;
-	ut_thread_watch(&G.ut, &t->watch, EPOLLIN);
 	ut_log(LOG_NOTICE, "tcmu: uio%u: LIO device '%s' served by DEVICE %s%s", u->minor, nm.dev,
-		opt.device, G.ring_threads > 1 ? " (two ring threads)" : "");
-	tcmu_dev_poll(t->dev); /* anything queued before we came */
-	tcmu_dev_reap(t->dev);
+		opt.device, t->ring_threads > 1 ? " (two ring threads)" : "");
 }
 
 /* Removed (or failed): stop taking commands; freed once its in-flight ones are back. */
@@ -232,7 +339,7 @@ static void detach(struct tdev *t, const char *why)
 		ut_log(LOG_NOTICE, "tcmu: uio%u: %s; draining %u command(s)", t->minor, why,
 			tcmu_dev_inflight(t->dev));
 		tcmu_dev_close(t->dev);
-		ut_thread_unwatch(&G.ut, &t->watch);
+		ring_stop(t); /* after close: it takes nothing more */
 	}
 }
 
@@ -537,25 +644,22 @@ static void reap_all(struct ut_watch *w, uint32_t events)
 	(void)w;
 	(void)events;
 	(void)r;
-	for (struct tdev *t = G.devs; t; t = t->next)
+	for (struct tdev *t = G.devs; t; t = t->next) {
+		int err = __atomic_load_n(&t->ring_err, __ATOMIC_ACQUIRE);
+
+		if (t->dev && err && !t->gone) {
+			char why[96];
+
+			if (err == -EPROTO)
+				snprintf(why, sizeof(why), "ring unusable");
+			else
+				snprintf(why, sizeof(why), "device gone (uio read: %s)",
+					 strerror(-err));
+			detach(t, why);
+		}
 		if (t->dev)
 			tcmu_dev_reap(t->dev);
-}
-
-static void on_uio(struct ut_watch *w, uint32_t events)
-{
-	struct tdev *t = (struct tdev *)w;
-
-	if (t->gone)
-		return;
-	if ((events & (EPOLLERR | EPOLLHUP)) || tcmu_uio_ack(t->fd) < 0) {
-		detach(t, "device gone (uio read failed)");
-		return;
 	}
-	tcmu_dev_poll(t->dev);
-	if (tcmu_dev_broken(t->dev))
-		detach(t, "ring unusable");
-	tcmu_dev_reap(t->dev); /* commands the core answered at once */
 }
 
 static void rescan_fn(struct ut_timer *tm)
@@ -641,6 +745,7 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 	}
 	G.cfg = cfg;
 	G.ring_threads = ring_threads_wanted();
+	sigaction(WAKE_SIG, &(struct sigaction){.sa_handler = wake_sig_handler}, NULL);
 	G.sysfs = sysfs;
 	G.devdir = devdir;
 	G.configfs = configfs;

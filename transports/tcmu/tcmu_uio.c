@@ -113,7 +113,8 @@ int tcmu_uio_open(const char *devdir, unsigned minor, size_t size, void **map, c
 	void *m;
 
 	snprintf(path, sizeof(path), "%s/uio%u", devdir, minor);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	/* blocking: the ring thread's read() is its wait for the kernel (tcmu_uio_wait) */
+	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
 			 errno == EBUSY ? " (another daemon, tcmu-runner?, has it open)" : "");
@@ -131,14 +132,18 @@ int tcmu_uio_open(const char *devdir, unsigned minor, size_t size, void **map, c
 	return fd;
 }
 
-int tcmu_uio_ack(int fd)
+int tcmu_uio_wait(int fd)
 {
 	uint32_t n;
 	ssize_t r = read(fd, &n, sizeof(n));
 
-	if (r == (ssize_t)sizeof(n) || (r < 0 && (errno == EAGAIN || errno == EINTR)))
+	if (r == (ssize_t)sizeof(n))
+		return 1;
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
-	return -1;
+	if (r == 0)
+		return -ENOTTY; /* end of file: a plain file, not a uio device */
+	return r < 0 ? -errno : -EIO;
 }
 
 void tcmu_uio_kick(int fd)

@@ -1,6 +1,6 @@
 /* The kernel side of a TCMU device as files: /sys/class/uio/uioN/name says which LIO user
  * backstore it is ("tcm-user/<hba>/<name>/<subtype>/<cfgstring>"), maps/map0/size how much to
- * map, /dev/uioN is the fd to mmap, poll (read 4 bytes to acknowledge) and kick (write 4). */
+ * map, /dev/uioN is the fd to mmap, wait on (a blocking 4-byte read) and kick (write 4). */
 #ifndef UTGT_TCMU_UIO_H
 #define UTGT_TCMU_UIO_H
 
@@ -30,8 +30,10 @@ unsigned tcmu_uio_scan(const char *root, struct tcmu_uio_info *out, unsigned max
 /* Open /dev/uio<minor> and map size bytes; the fd, or -1 with err filled. */
 int tcmu_uio_open(const char *devdir, unsigned minor, size_t size, void **map, char *err,
 		  size_t errlen);
-/* Acknowledge the kernel's notification: 0, or -1 when the device is gone (EIO). */
-int tcmu_uio_ack(int fd);
+/* Wait for the kernel's next notification (a blocking 4-byte read, which also acknowledges
+ * it): 1 when it came, 0 when a signal interrupted the wait, -errno when the device is gone
+ * (EIO) or the fd reads to its end (-ENOTTY: a plain file standing in for /dev/uioN). */
+int tcmu_uio_wait(int fd);
 /* Tell the kernel cmd_tail moved. */
 void tcmu_uio_kick(int fd);
 
