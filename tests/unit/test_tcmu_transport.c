@@ -62,6 +62,21 @@ Test(tcmu_transport, config_errors)
 	cr_assert_null(cfg, "an attribute tcmu does not know is an error");
 	cr_assert_not_null(cap_first_error(&c, &line), "%s", cap_dump(&c));
 	cr_assert_eq(line, 8, "%s", cap_dump(&c));
+	cfg = load("TARGET_DRIVER tcmu {\n\tenabled 1\n\tring_threads 3\n}\n", &c, &d);
+	cr_assert_null(cfg, "ring_threads is 1, 2 or auto");
+	cr_assert_not_null(cap_first_error(&c, &line), "%s", cap_dump(&c));
+	cr_assert_eq(line, 8, "%s", cap_dump(&c));
+	cr_assert(strstr(cap_dump(&c), "ring_threads '3': want 1, 2 or auto"), "%s", cap_dump(&c));
+	for (unsigned i = 0; i < 3; i++) {
+		static const char *const ok[] = {"1", "2", "auto"};
+		char text[128];
+
+		snprintf(text, sizeof(text), "TARGET_DRIVER tcmu {\n\tring_threads %s\n}\n", ok[i]);
+		cfg = load(text, &c, &d);
+		cr_assert_not_null(cfg, "ring_threads %s: %s", ok[i], cap_dump(&c));
+		cr_assert_eq(c.n, 0, "%s", cap_dump(&c));
+		tgt_config_free(cfg);
+	}
 	cfg =
 	    load("TARGET_DRIVER tcmu {\n\tenabled 1\n\tTARGET x {\n\t\tLUN 0 d0\n\t}\n}\n", &c, &d);
 	cr_assert_not_null(cfg, "%s", cap_dump(&c));
@@ -115,13 +130,14 @@ static void wait_tail(const char *dev, const char *name, uint32_t head)
 	close(fd);
 }
 
-/* The driver's configuration with its devices open, the core, a fake sysfs and /dev, and a
- * ring with one TEST UNIT READY queued (to be put behind a uio device file). */
-static struct tgt_config *setup(struct fk *k, char *sys, char *dev, struct captured *c,
-				struct diag *d)
+/* The driver's configuration (drv: its TARGET_DRIVER block) with its devices open, the core,
+ * a fake sysfs and /dev, and a ring with one TEST UNIT READY queued (to be put behind a uio
+ * device file). */
+static struct tgt_config *setup_drv(struct fk *k, char *sys, char *dev, struct captured *c,
+				    struct diag *d, const char *drv)
 {
 	static const uint8_t tur[6] = {0};
-	struct tgt_config *cfg = load("TARGET_DRIVER tcmu {\n\tenabled 1\n}\n", c, d);
+	struct tgt_config *cfg = load(drv, c, d);
 
 	cr_assert_not_null(cfg);
 	cr_assert_eq(tgt_config_open_devices(cfg, d), 0, "%s", cap_dump(c));
@@ -131,6 +147,12 @@ static struct tgt_config *setup(struct fk *k, char *sys, char *dev, struct captu
 	fk_init(k, 4096, 4096, TCMU_MAILBOX_FLAG_CAP_OOOC);
 	fk_cmd(k, tur, 6, NULL, 0);
 	return cfg;
+}
+
+static struct tgt_config *setup(struct fk *k, char *sys, char *dev, struct captured *c,
+				struct diag *d)
+{
+	return setup_drv(k, sys, dev, c, d, "TARGET_DRIVER tcmu {\n\tenabled 1\n}\n");
 }
 
 Test(tcmu_transport, discovery_serves_utgt_devices_only)
@@ -197,6 +219,10 @@ Test(tcmu_transport, refused_device_served_after_a_live_change)
 	cr_assert(strstr(j.buf, "\"lio_device\":\"lioL\""), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"commands\":1,\"completions\":1"), "%s", j.buf);
 	cr_assert(strstr(j.buf, "\"refused_completions\":0"), "%s", j.buf);
+	/* ring_threads auto: two with a second CPU */
+	cr_assert(strstr(j.buf, sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "\"ring_threads\":2"
+								   : "\"ring_threads\":1"),
+		  "%s", j.buf);
 	/* one command: the second ring thread was never woken */
 	cr_assert(strstr(j.buf, "\"taken_by_second_thread\":0,\"second_thread_wakeups\":0"), "%s",
 		  j.buf);
@@ -272,5 +298,38 @@ Test(tcmu_transport, fabric_and_dev_config_rename)
 	tcmu_transport.stop();
 	fk_fini(&k);
 	scsi_core_shutdown();
+	tgt_config_free(cfg);
+}
+
+/* ring_threads 1: the device is served by its ring thread alone (`show devices` says so),
+ * and a live change to 2 is for devices served from then on: the served one keeps one. */
+Test(tcmu_transport, ring_threads_attribute)
+{
+	char sys[] = "/tmp/utgt-tcmu-sys-XXXXXX", dev[] = "/tmp/utgt-tcmu-devs-XXXXXX";
+	char err[256] = "";
+	struct captured c;
+	struct diag d;
+	struct fk k;
+	struct tgt_config *cfg, *cfg2;
+
+	cfg = setup_drv(&k, sys, dev, &c, &d,
+			"TARGET_DRIVER tcmu {\n\tenabled 1\n\tring_threads 1\n}\n");
+	uio(sys, 4, "tcm-user/1/lio1/utgt/d0", k.size);
+	put(dev, "uio4", k.mem, k.size);
+	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
+	wait_tail(dev, "uio4", k.head);
+	wait_show("d0", "\"ring_threads\":1,");
+
+	cfg2 = load("TARGET_DRIVER tcmu {\n\tenabled 1\n\tring_threads 2\n}\n", &c, &d);
+	cr_assert_not_null(cfg2, "%s", cap_dump(&c));
+	cr_assert_eq(tgt_config_open_devices(cfg2, &d), 0, "%s", cap_dump(&c));
+	cr_assert_eq(tcmu_transport.update(cfg2, tgt_config_driver(cfg2, "tcmu"), err, sizeof(err)),
+		     0, "%s", err);
+	wait_show("d0", "\"ring_threads\":1,");
+
+	tcmu_transport.stop();
+	fk_fini(&k);
+	scsi_core_shutdown();
+	tgt_config_free(cfg2);
 	tgt_config_free(cfg);
 }

@@ -23,7 +23,10 @@
 # target, a second
 # utgtd from /src/DIR (another build, e.g. before a change) serving its own LIO device and
 # file the same way, in the same rounds; base_env=VAR=VALUE sets one variable for it (e.g.
-# base_env=UTGT_NO_IO_URING=1: the fileio engine's thread pool instead of io_uring).
+# base_env=UTGT_NO_IO_URING=1: the fileio engine's thread pool instead of io_uring);
+# drv=ATTR:VALUE and base_drv=ATTR:VALUE add one attribute to the TARGET_DRIVER tcmu block
+# of utgtd's or the base's scst.conf (e.g. base_drv=ring_threads:1: the same build on one
+# ring thread).
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/tcmu.sh
 . /src/tests/vm/lib/compare.sh
@@ -35,12 +38,14 @@ RAMP=1
 KEEP_CACHE=1
 OUT=/out/tcmu-compare.txt
 RUNNER_PID=
-BASE= BASE_ENV=
+BASE= BASE_ENV= DRV= BASE_DRV=
 JOBS=(rr1 rr32 rw1 rw32 sr8)
 for a in "$@"; do
 	case $a in
 	base=*) BASE=/src/${a#base=}/utgtd ;;
 	base_env=*) BASE_ENV=${a#base_env=} ;;
+	drv=*) DRV=${a#drv=} ;;
+	base_drv=*) BASE_DRV=${a#base_drv=} ;;
 	rounds=*) ROUNDS=${a#rounds=} ;;
 	runtime=*) RUNTIME=${a#runtime=} ;;
 	jobs=*) IFS=+ read -r -a JOBS <<<"${a#jobs=}" ;;
@@ -93,6 +98,7 @@ HANDLER vdisk_fileio {
 
 TARGET_DRIVER tcmu {
 	enabled 1
+${DRV:+	${DRV%%:*} ${DRV#*:}}
 }
 CONF
 : >"$LOG"
@@ -100,7 +106,8 @@ utgtd_start
 if [ -n "$BASE" ]; then
 	[ -x "$BASE" ] || fail "no $BASE"
 	# its own DEVICE; each utgtd leaves the other's LIO device alone (no such DEVICE)
-	sed 's/cmp0/cmpb/; s/cmp-utgt/cmp-base/' "$CONF" >"$DIR/base.conf"
+	sed 's/cmp0/cmpb/; s/cmp-utgt/cmp-base/' "$CONF" | grep -v "^	${DRV%%:*} " >"$DIR/base.conf"
+	[ -n "$BASE_DRV" ] && sed -i "s/^	enabled 1$/&\n	${BASE_DRV%%:*} ${BASE_DRV#*:}/" "$DIR/base.conf"
 	mkdir -p /tmp/tcmu-base
 	env ${BASE_ENV:+"$BASE_ENV"} "$BASE" -f -c "$DIR/base.conf" --state-dir /tmp/tcmu-base \
 		>/out/utgtd-base.log 2>&1 &
@@ -178,7 +185,8 @@ done
 
 {
 	echo "tcm_loop disk, $MB MiB file in the page cache, fio ${RUNTIME}s per run, median of $ROUNDS (alternating)"
-	[ -n "$BASE" ] && echo "base utgtd: $BASE ${BASE_ENV:-}"
+	[ -n "$BASE" ] && echo "base utgtd: $BASE ${BASE_ENV:-} ${BASE_DRV:+driver attribute $BASE_DRV}"
+	[ -n "$DRV" ] && echo "utgtd: driver attribute $DRV"
 	printf '%-22s %12s %12s %12s %14s %14s' job utgtd tcmu-runner "LIO fileio" "utgtd/runner" "utgtd/LIO"
 	[ -n "$BASE" ] && printf ' %12s %12s' "base utgtd" "utgtd/base"
 	echo

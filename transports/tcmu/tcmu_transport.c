@@ -3,7 +3,8 @@
  *
  *   TARGET_DRIVER tcmu {
  *           enabled 1
- *   }
+ *           ring_threads auto          1 or 2 ring threads per LIO device (auto: 2 when
+ *   }                                  the machine has a second CPU)
  *
  * Each served device has a ring thread of its own, which waits for the kernel in a blocking
  * read() of its /dev/uioN (the wait and the acknowledgement in one system call: what a
@@ -106,7 +107,7 @@ static struct {
 	pthread_cond_t fab_cv;
 	bool fab_stop;
 	bool running;
-	unsigned ring_threads; /* 1, or 2: a second ring thread per device (ring_threads_wanted) */
+	unsigned ring_threads; /* for devices served from now on: 1 or 2 (ring_threads_of) */
 	bool retry; /* a live change: refused devices are looked up again at the next scan */
 	struct tdev *devs;
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .fab_cv = PTHREAD_COND_INITIALIZER, .evfd = -1,
@@ -716,20 +717,18 @@ static void tcmu_stop(void)
 	ut_log(LOG_INFO, "tcmu: stopped");
 }
 
-/* Ring threads per device: two when there is a second CPU for the second (a QD32 4 KiB
- * random read stream ran 1.4x faster with it, docs/tcmu.md), else one;
- * UTGT_TCMU_RING_THREADS=1|2 overrides it (measurements). */
-static unsigned ring_threads_wanted(void)
+/* The driver's ring_threads: 1, 2, or auto (the default): two when there is a second CPU
+ * for the second (a QD32 4 KiB random read stream ran 1.4x faster with it, docs/tcmu.md),
+ * else one.  0 when the value is none of these. */
+static unsigned ring_threads_of(const struct tgt_driver *drv)
 {
-	const char *e = getenv("UTGT_TCMU_RING_THREADS");
-	unsigned dflt = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	const char *v = drv ? tgt_attr_get(&drv->attrs, "ring_threads") : NULL;
 
-	if (e && (!strcmp(e, "1") || !strcmp(e, "2")))
-		return (unsigned)(*e - '0');
-	if (e && *e)
-		ut_log(LOG_WARNING, "tcmu: UTGT_TCMU_RING_THREADS=%s: want 1 or 2; using %u", e,
-			dflt);
-	return dflt;
+	if (!v || !strcmp(v, "auto"))
+		return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	if (!strcmp(v, "1") || !strcmp(v, "2"))
+		return (unsigned)(*v - '0');
+	return 0;
 }
 
 /* Tests point discovery elsewhere (a fake sysfs tree). */
@@ -744,7 +743,11 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 		return -1;
 	}
 	G.cfg = cfg;
-	G.ring_threads = ring_threads_wanted();
+	G.ring_threads = ring_threads_of(tgt_config_driver(cfg, "tcmu"));
+	if (!G.ring_threads) { /* validated: only a test's configuration gets here */
+		snprintf(err, errlen, "ring_threads: want 1, 2 or auto");
+		return -1;
+	}
 	sigaction(WAKE_SIG, &(struct sigaction){.sa_handler = wake_sig_handler}, NULL);
 	G.sysfs = sysfs;
 	G.devdir = devdir;
@@ -806,11 +809,15 @@ static int tcmu_start(const struct tgt_config *cfg, const struct tgt_driver *drv
 				       err, errlen);
 }
 
-static const char *const driver_attrs[] = {"enabled", NULL};
+static const char *const driver_attrs[] = {"enabled", "ring_threads", NULL};
 static const char *const target_attrs[] = {"enabled", NULL};
 
 static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
 {
+	const struct utgt_attr *a = tgt_attr_find(&drv->attrs, "ring_threads");
+
+	if (a && !ring_threads_of(drv))
+		diag_error(d, a->line, "tcmu: ring_threads '%s': want 1, 2 or auto", a->value);
 	/* LIO owns the LUN mapping: a TARGET here would never be used */
 	for (unsigned i = 0; i < drv->ntargets; i++)
 		diag_warn(d, drv->targets[i].line,
@@ -826,12 +833,18 @@ static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
 static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *drv, char *err,
 		       size_t errlen)
 {
-	(void)drv;
-	(void)err;
-	(void)errlen;
+	unsigned n = ring_threads_of(drv);
+
+	if (!n) {
+		snprintf(err, errlen, "ring_threads: want 1, 2 or auto");
+		return -1;
+	}
 	pthread_mutex_lock(&G.lock);
 	G.cfg = cfg;
 	G.retry = true;
+	/* the engine changes driver attributes only while the driver is stopped; should one
+	 * come here anyway, it is for devices served from now on (a served one keeps its) */
+	G.ring_threads = n;
 	pthread_mutex_unlock(&G.lock);
 	return 0;
 }
@@ -870,6 +883,7 @@ static void tcmu_show_device(const char *name, struct ut_json *j)
 		ut_json_u64(j, "ring_bytes", s.ring_bytes);
 		ut_json_u64(j, "data_bytes", s.data_bytes);
 		ut_json_u64(j, "mailbox_flags", s.flags);
+		ut_json_u64(j, "ring_threads", t->ring_threads);
 		ut_json_u64(j, "in_flight", s.inflight);
 		ut_json_u64(j, "commands", s.cmds);
 		ut_json_u64(j, "completions", s.completions);
