@@ -214,6 +214,11 @@ done
 		for i in "${!vu[@]}"; do printf ' %s' "$(ratio "${vu[i]}" "${vr[i]:-}")"; done
 		printf ';  utgtd/LIO'
 		for i in "${!vu[@]}"; do printf ' %s' "$(ratio "${vu[i]}" "${vl[i]:-}")"; done
+		if [ -n "$BASE" ]; then
+			read -r -a vb <<<"${V[base,$j]}"
+			printf ';  utgtd/base'
+			for i in "${!vu[@]}"; do printf ' %s' "$(ratio "${vu[i]}" "${vb[i]:-}")"; done
+		fi
 		echo
 	done
 	# thread wakeups per command: a daemon's context switches over its I/Os, per job
