@@ -561,9 +561,12 @@ unsigned tcmu_dev_reap(struct tcmu_dev *d)
 	pthread_mutex_lock(&d->mu);
 	kick = d->kick_owed;
 	d->kick_owed = false;
+	pthread_mutex_unlock(&d->mu);
+	/* outside mu: the kick's write runs LIO's completion of every entry it finds (for a
+	 * READ the copy out of the data area), and the other ring thread and the completers
+	 * need mu meanwhile; the caller owns the device, so it is not freed under us */
 	if (kick && d->hooks.kick)
 		d->hooks.kick(d->hooks.ctx);
-	pthread_mutex_unlock(&d->mu);
 	return kick;
 }
 

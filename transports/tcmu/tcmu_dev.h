@@ -54,7 +54,9 @@ struct tcmu_dev *tcmu_dev_new(const char *name, void *map, size_t size, struct s
 /* Parse what the kernel queued and submit it; returns the number of commands taken.  Does
  * nothing once the device is closing or its ring is broken.  Call tcmu_dev_reap() after. */
 unsigned tcmu_dev_poll(struct tcmu_dev *d);
-/* Make the kick completions inside tcmu_dev_poll() owed; 1 when it kicked. */
+/* Make the kick completions inside tcmu_dev_poll() owed; 1 when it kicked.  Only from a
+ * thread that keeps the device alive meanwhile (its ring threads, its owner): the kick is
+ * made after the device's mutex is released. */
 unsigned tcmu_dev_reap(struct tcmu_dev *d);
 /* Commands taken and not yet completed, plus task management functions still running: the
  * device may be freed when this is 0. */
