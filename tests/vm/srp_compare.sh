@@ -15,6 +15,8 @@
 # softirq, where LIO does its work), utgtd's own (its threads' run time, schedstat), and
 # perftest's ib_write_bw / ib_read_bw on the same link as the ceiling.  Under TCG the guest
 # is CPU bound: only ratios within one run mean something.  Table in /out/srp-compare.txt.
+# After the rounds, where utgtd's threads are (state, system call, CPU, allowed CPUs: what
+# pin auto chose) during a QD1 and a 1 MiB read job.
 # Arguments: quick (2 rounds of 4 s jobs), rounds=N (default 5), secs=N (seconds per job,
 # default 8), build=DIR, base=DIR: a third target, the utgtd of another build (/src/DIR/utgtd,
 # e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
@@ -134,7 +136,7 @@ declare -A ARGS=(
 ) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
 # per_io N BYTES SIZE: N per SIZE-byte I/O, one decimal
 per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
-last() { echo "${*: -1}"; }
+last() { if [ $# -gt 0 ]; then echo "${*: -1}"; else echo -; fi; }
 step "$ROUNDS rounds of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}+${RAMP} s each, alternating"
 t0=$SECONDS
 n=${#TG[@]}
@@ -176,22 +178,32 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 say "measured in $((SECONDS - t0)) s"
 
-step "where utgtd's threads are during a QD1 run (20 samples: state, system call number)"
-fio --name=diag --filename="${DEV[utgtd]}" --direct=1 --ioengine=libaio --rw=randread --bs=4k \
-	--iodepth=1 --time_based --runtime=6 >/dev/null 2>&1 &
-diag=$!
-sleep 1
-for i in $(seq 1 20); do
+# where_threads JOB: what utgtd's threads do while JOB runs on it alone (20 samples 0.2 s apart:
+# name, state, system call number, the CPU it ran on last and the CPUs it may run on: pin
+# auto's choice), then each thread's CPU time so far.
+where_threads() {
+	step "where utgtd's threads are during $1 (20 samples: state, system call, CPU, allowed CPUs)"
+	# shellcheck disable=SC2086
+	fio --name=diag --filename="${DEV[utgtd]}" --direct=1 --ioengine=libaio ${ARGS[$1]} \
+		--time_based --runtime=6 >/dev/null 2>&1 &
+	local diag=$! i th
+	sleep 1
+	for i in $(seq 1 20); do
+		for th in /proc/"$UTGTD_PID"/task/*; do
+			echo "$(cat "$th/comm" 2>/dev/null) $(awk '{ print $3 }' "$th/stat" 2>/dev/null)" \
+				"$(awk '{ print $1 }' "$th/syscall" 2>/dev/null)" \
+				"cpu$(awk '{ print $39 }' "$th/stat" 2>/dev/null)" \
+				"allowed $(awk '/^Cpus_allowed_list/ { print $2 }' "$th/status" 2>/dev/null)"
+		done
+		sleep 0.2
+	done | sort | uniq -c | sort -rn | head -20
+	wait "$diag" # not a bare wait: the daemons are this shell's children too
 	for th in /proc/"$UTGTD_PID"/task/*; do
-		echo "$(cat "$th/comm" 2>/dev/null) $(awk '{ print $3 }' "$th/stat" 2>/dev/null)" \
-			"$(awk '{ print $1 }' "$th/syscall" 2>/dev/null)"
+		echo "  thread $(cat "$th/comm") $(awk '{ print "utime", $14, "stime", $15 }' "$th/stat")"
 	done
-	sleep 0.2
-done | sort | uniq -c | sort -rn | head -20
-wait "$diag" # not a bare wait: the daemons are this shell's children too
-for th in /proc/"$UTGTD_PID"/task/*; do
-	echo "  thread $(cat "$th/comm") $(awk '{ print "utime", $14, "stime", $15 }' "$th/stat")"
-done
+}
+where_threads lat
+where_threads sr
 
 pr=() pw=()
 [ "$PERF" = 1 ] && step "perftest on the same link (1 MiB messages, 3 runs each)"
