@@ -4,7 +4,8 @@
  *
  * What must hold: one request at a time pins the thread to the busiest connection's CPU (or
  * leaves it free when that CPU is unknown); two or more at a time frees it; in between, and
- * with no receives at all, nothing moves. */
+ * with no receives at all, nothing moves; a thread that polls goes beside the initiator's CPU
+ * (the next one), not onto it. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -31,6 +32,15 @@ Test(rdma_place, in_between_and_idle_nothing_moves)
 	cr_assert_eq(rdma_place_cpu(32, 48, 0, 1), 1, "mean 1.5, pinned: stays");
 	cr_assert_eq(rdma_place_cpu(0, 0, 0, 1), 1, "no receives: no decision");
 	cr_assert_eq(rdma_place_cpu(1, 1, CPU_SETSIZE, -1), -1, "a CPU out of range: free");
+}
+
+Test(rdma_place, a_polling_thread_goes_beside_the_connections_cpu)
+{
+	cr_assert_eq(rdma_place_beside(0, 2), 1);
+	cr_assert_eq(rdma_place_beside(1, 2), 0, "wraps around");
+	cr_assert_eq(rdma_place_beside(2, 4), 3);
+	cr_assert_eq(rdma_place_beside(-1, 2), -1, "no CPU known: free");
+	cr_assert_eq(rdma_place_beside(0, 1), 0, "one CPU: nowhere else to go");
 }
 
 /* The depth sampled at each receive is the connection's requests in progress, itself included. */

@@ -186,6 +186,7 @@ void rdma_thread_note_recv(struct rdma_conn *c);
  * progress at a time, free (-1) from two on, unchanged in between. */
 #define RDMA_PLACE_WINDOW 32 /* receives per decision (or the 1 s tick, whichever first) */
 int rdma_place_cpu(unsigned recvs, unsigned depth, int hint, int cur);
+int rdma_place_beside(int cpu, long ncpus);
 
 /* rdma_dev.c */
 struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs);

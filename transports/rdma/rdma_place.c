@@ -22,3 +22,14 @@ int rdma_place_cpu(unsigned recvs, unsigned depth, int hint, int cur)
 		return -1;
 	return cur;
 }
+
+/* With poll_us the thread spins on its queues for a while after each burst: on the initiator's
+ * CPU that spinning would take the CPU the next command has to be submitted from, so a thread
+ * that polls is pinned beside it (the next CPU) instead, where it sees the next command without
+ * being woken and neither CPU switches between processes for it. */
+int rdma_place_beside(int cpu, long ncpus)
+{
+	if (cpu < 0 || ncpus < 2)
+		return cpu;
+	return (int)((cpu + 1) % ncpus);
+}

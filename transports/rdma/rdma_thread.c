@@ -104,8 +104,10 @@ static void place(struct rdma_thread *t)
 			busiest = c;
 		c->win_recvs = 0;
 	}
-	cpu = rdma_place_cpu(t->win_recvs, t->win_depth, busiest ? busiest->cpu_hint : -1,
-			     t->placed_cpu);
+	cpu = busiest ? busiest->cpu_hint : -1;
+	if (t->srv->cfg.poll_us)
+		cpu = rdma_place_beside(cpu, sysconf(_SC_NPROCESSORS_ONLN));
+	cpu = rdma_place_cpu(t->win_recvs, t->win_depth, cpu, t->placed_cpu);
 	t->win_recvs = t->win_depth = 0;
 	if (cpu == t->placed_cpu || t->ut != &t->own)
 		return;
@@ -129,6 +131,13 @@ static void place_maybe(struct rdma_thread *t, bool tick)
 		place(t);
 }
 
+/* Under pin auto only a thread that serves one command at a time spins (pinned beside the
+ * CPU its commands come from, place()): under load both CPUs are needed for the work itself. */
+static bool may_poll(const struct rdma_thread *t)
+{
+	return t->srv->cfg.pin != RDMA_PIN_AUTO || t->placed_cpu >= 0;
+}
+
 static bool poller_fn(struct ut_poller *p)
 {
 	struct rdma_thread *t =
@@ -138,7 +147,7 @@ static bool poller_fn(struct ut_poller *p)
 	bool busy;
 
 	reap(t);
-	if (poll_us && t->last_comp_us) {
+	if (poll_us && t->last_comp_us && may_poll(t)) {
 		/* Spin while completions keep coming, without arming: the loop does not sleep
 		 * while this returns true. */
 		if (settle_all(t, false))
