@@ -43,7 +43,8 @@ Test(rdma_place, a_polling_thread_goes_beside_the_connections_cpu)
 	cr_assert_eq(rdma_place_beside(0, 1), 0, "one CPU: nowhere else to go");
 }
 
-/* The depth sampled at each receive is the connection's requests in progress, itself included. */
+/* The depth sampled at each receive is the connection's requests in progress, itself included,
+ * and one more while answers are still in the send queue. */
 Test(rdma_place, the_depth_is_counted_from_receive_to_repost)
 {
 	static struct rdma_srv srv;
@@ -69,11 +70,17 @@ Test(rdma_place, the_depth_is_counted_from_receive_to_repost)
 	rdma_thread_note_recv(&c);
 	cr_assert_eq(t.win_depth, 6 + 1 + 1);
 	cr_assert_eq(c.win_recvs, 5);
+	rdma_conn_repost(&c, &b);
+	c.sq_used = 2; /* an answer's RDMA WRITE and SEND still going out */
+	rdma_thread_note_recv(&c);
+	cr_assert_eq(t.win_depth, 8 + 2, "one held, one answer on the wire");
+	rdma_conn_repost(&c, &b);
+	c.sq_used = 0;
 
 	srv.cfg.pin = RDMA_PIN_OFF;
 	memset(&t, 0, sizeof(t));
 	t.srv = &srv;
 	rdma_thread_note_recv(&c);
 	cr_assert_eq(t.win_recvs, 0, "counted for pin auto only");
-	cr_assert_eq(c.held, 2, "the count itself is kept");
+	cr_assert_eq(c.held, 1, "the count itself is kept");
 }

@@ -177,7 +177,8 @@ void rdma_thread_detach(struct rdma_thread *t);
 void rdma_thread_stop(struct rdma_thread *t);
 /* A completion channel of t fired (poll_us: keep spinning a while). */
 void rdma_thread_comp_seen(struct rdma_thread *t);
-/* A receive of c goes to the upper layer (pin auto counts the requests in progress). */
+/* A receive of c goes to the upper layer (pin auto counts the requests in progress: receive
+ * buffers held, plus one while answers are still in the send queue). */
 void rdma_thread_note_recv(struct rdma_conn *c);
 
 /* rdma_place.c: pin auto's decision, pure.  After a window of `recvs` receives with `depth`

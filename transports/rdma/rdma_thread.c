@@ -88,7 +88,10 @@ void rdma_thread_note_recv(struct rdma_conn *c)
 		return;
 	c->win_recvs++;
 	t->win_recvs++;
-	t->win_depth += c->held;
+	/* An answered request whose data is still going out is in progress too: with rxe a
+	 * large transfer leaves from a tasklet after the doorbell call, and a thread that picks
+	 * up each command as it arrives (polling) would otherwise see one at a time at QD8. */
+	t->win_depth += c->held + (c->sq_used ? 1u : 0u);
 }
 
 /* End of a placement window: move to where rdma_place_cpu says (own threads only: a lent
