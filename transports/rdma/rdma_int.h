@@ -77,8 +77,8 @@ struct rdma_cq {
 /* Work requests posted during a loop round wait here and reach the device as one chain, one
  * ibv_post_send (one doorbell) per connection and round (rdma_conn_flush, at the end of the
  * round and whenever the connection's queues are polled).  With rxe the doorbell system call
- * carries out everything posted, so a round's responses go out together and the initiator's
- * side completes them together.  Order is kept: each operation's RDMA READs or WRITEs are
+ * carries out what was posted (up to 1,024 packets; the rest from a tasklet on the same CPU),
+ * so a round's responses go out together and the initiator's side completes them together.  Order is kept: each operation's RDMA READs or WRITEs are
  * followed by its SEND, and operations follow one another as they were posted.  Full, it is
  * flushed before the next operation goes in. */
 #define RDMA_STAGE_WR  RDMA_RW_MAX_WR
