@@ -329,6 +329,24 @@ Test(tcmu_dev, closed_device_takes_no_more)
 	down();
 }
 
+/* What a polling ring thread looks at: an entry queued and not yet taken, and nothing once
+ * it is taken or the device closes. */
+Test(tcmu_dev, pending_sees_queued_entries_until_taken)
+{
+	static const uint8_t tur[6] = {0};
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	cr_assert_not(tcmu_dev_pending(D), "an empty ring has nothing pending");
+	fk_cmd(&K, tur, 6, NULL, 0);
+	cr_assert(tcmu_dev_pending(D), "a queued TEST UNIT READY is pending");
+	cr_assert_eq(tcmu_dev_poll(D), 1);
+	cr_assert_not(tcmu_dev_pending(D), "taken: nothing pending");
+	fk_cmd(&K, tur, 6, NULL, 0);
+	tcmu_dev_close(D);
+	cr_assert_not(tcmu_dev_pending(D), "a closing device takes nothing more");
+	down();
+}
+
 /* LIO's hw_max_sectors reaches the initiator as MAXIMUM TRANSFER LENGTH (VPD B0). */
 Test(tcmu_dev, block_limits_announce_what_lio_takes)
 {

@@ -67,6 +67,18 @@ Test(tcmu_transport, config_errors)
 	cr_assert_not_null(cap_first_error(&c, &line), "%s", cap_dump(&c));
 	cr_assert_eq(line, 8, "%s", cap_dump(&c));
 	cr_assert(strstr(cap_dump(&c), "ring_threads '3': want 1, 2 or auto"), "%s", cap_dump(&c));
+	for (unsigned i = 0; i < 4; i++) {
+		static const char *const bad[] = {"1001", "-1", "5us", ""};
+		char text[128];
+
+		snprintf(text, sizeof(text), "TARGET_DRIVER tcmu {\n\tpoll_us %s\n}\n", bad[i]);
+		cfg = load(text, &c, &d);
+		cr_assert_null(cfg, "poll_us %s is refused", bad[i]);
+		cr_assert(strstr(cap_dump(&c), "poll_us"), "%s", cap_dump(&c));
+	}
+	cfg = load("TARGET_DRIVER tcmu {\n\tpoll_us 1000\n}\n", &c, &d);
+	cr_assert_not_null(cfg, "poll_us 1000: %s", cap_dump(&c));
+	tgt_config_free(cfg);
 	for (unsigned i = 0; i < 3; i++) {
 		static const char *const ok[] = {"1", "2", "auto"};
 		char text[128];
@@ -319,6 +331,7 @@ Test(tcmu_transport, ring_threads_attribute)
 	cr_assert_eq(tcmu_transport_start_at(cfg, sys, dev, sys, err, sizeof(err)), 0, "%s", err);
 	wait_tail(dev, "uio4", k.head);
 	wait_show("d0", "\"ring_threads\":1,");
+	wait_show("d0", "\"poll_us\":0,");
 
 	cfg2 = load("TARGET_DRIVER tcmu {\n\tenabled 1\n\tring_threads 2\n}\n", &c, &d);
 	cr_assert_not_null(cfg2, "%s", cap_dump(&c));

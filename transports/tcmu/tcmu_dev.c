@@ -612,6 +612,16 @@ bool tcmu_dev_broken(const struct tcmu_dev *d)
 	return d->ring.broken;
 }
 
+bool tcmu_dev_pending(struct tcmu_dev *d)
+{
+	bool p;
+
+	pthread_mutex_lock(&d->mu); /* the second thread moves the ring's fetch point too */
+	p = !d->closing && tcmu_ring_pending(&d->ring);
+	pthread_mutex_unlock(&d->mu);
+	return p;
+}
+
 void tcmu_dev_close(struct tcmu_dev *d)
 {
 	struct tcmu_cmd *held = NULL;

@@ -81,6 +81,9 @@ void tcmu_dev_get_stats(const struct tcmu_dev *d, struct tcmu_dev_stats *out);
  * previous one. */
 int tcmu_dev_set_proto(struct tcmu_dev *d, int proto);
 bool tcmu_dev_broken(const struct tcmu_dev *d);
+/* The kernel queued something no ring thread has taken yet: a peek for a ring thread that
+ * polls before it sleeps (the transport's poll_us). */
+bool tcmu_dev_pending(struct tcmu_dev *d);
 /* Stop taking new commands (removal, shutdown); in-flight ones still complete (held ones are
  * run). */
 void tcmu_dev_close(struct tcmu_dev *d);

@@ -4,7 +4,9 @@
  *   TARGET_DRIVER tcmu {
  *           enabled 1
  *           ring_threads auto          1 or 2 ring threads per LIO device (auto: 2 when
- *   }                                  the machine has a second CPU)
+ *                                      the machine has a second CPU)
+ *           poll_us 0                  a ring thread spins this long for the next command
+ *   }                                  before it waits in read() (0: never; at most 1000)
  *
  * Each served device has a ring thread of its own, which waits for the kernel in a blocking
  * read() of its /dev/uioN (the wait and the acknowledgement in one system call: what a
@@ -73,6 +75,8 @@ struct tdev {
 	bool gone;	 /* removed: drain, then free */
 	bool nl_reply;	 /* the kernel waits for our netlink answers about it (read at attach) */
 	unsigned ring_threads; /* 1 or 2, as served */
+	unsigned poll_us;      /* as served (the driver's poll_us when it was attached) */
+	uint64_t poll_hits;    /* (atomic) commands the ring thread found while it spun */
 	/* its ring thread (ring_main) */
 	pthread_t ring_th;
 	bool ring_started;
@@ -108,6 +112,7 @@ static struct {
 	bool fab_stop;
 	bool running;
 	unsigned ring_threads; /* for devices served from now on: 1 or 2 (ring_threads_of) */
+	unsigned poll_us;      /* for devices served from now on (poll_us_of) */
 	bool retry; /* a live change: refused devices are looked up again at the next scan */
 	struct tdev *devs;
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .fab_cv = PTHREAD_COND_INITIALIZER, .evfd = -1,
@@ -150,6 +155,30 @@ static void ring_failed(struct tdev *t, int err)
 	wake(NULL);
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* poll_us: spin a while for the kernel's next command instead of sleeping at once.  A QD1
+ * stream's next command then costs no wakeup and no read(); the price is a CPU kept busy
+ * for up to poll_us after each batch.  True when something was queued meanwhile. */
+static bool ring_poll(struct tdev *t)
+{
+	uint64_t end = mono_us() + t->poll_us;
+
+	do {
+		if (tcmu_dev_pending(t->dev)) {
+			__atomic_fetch_add(&t->poll_hits, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	} while (!__atomic_load_n(&t->ring_stop, __ATOMIC_ACQUIRE) && mono_us() < end);
+	return false;
+}
+
 /* A device's ring thread: take, run and complete what the kernel queued, kick once, then
  * wait in read() for the next notification.  Parks (until ring_stop) once the device is gone
  * or its ring unusable, or at once on a plain file (tests: nothing will ever be queued after
@@ -172,6 +201,12 @@ static void *ring_main(void *arg)
 				break;
 			}
 			tcmu_dev_reap(t->dev); /* the kick for what completed inline */
+		}
+		/* the uio event count the kernel bumped meanwhile makes a later read() return at
+		 * once: one empty look at the end of a busy stretch */
+		if (t->poll_us && ring_poll(t)) {
+			rc = 1;
+			continue;
 		}
 		rc = t->chardev ? tcmu_uio_wait(t->fd) : -ENOTTY;
 		if (rc == -ENOTTY)
@@ -250,6 +285,7 @@ static void attach(const struct tcmu_uio_info *u)
 	t->proto = SCSI_PROTO_SAS;
 	td = opts_ok ? tgt_config_device(G.cfg, opt.device) : NULL;
 	want = G.ring_threads;
+	t->poll_us = G.poll_us;
 	if (td && td->dev) /* claimed now: a live change cannot remove it from under us */
 		snprintf(t->device, sizeof(t->device), "%s", td->name);
 	pthread_mutex_unlock(&G.lock);
@@ -731,6 +767,25 @@ static unsigned ring_threads_of(const struct tgt_driver *drv)
 	return 0;
 }
 
+/* The driver's poll_us, 0 to POLL_US_MAX (the default 0: never spin); -1 when the value is
+ * not a number in that range.  Beyond a millisecond the CPU spent buys nothing a sleep would
+ * lose (the iSCSI workers' bound, transports/iscsi). */
+#define POLL_US_MAX 1000
+static long poll_us_of(const struct tgt_driver *drv)
+{
+	const char *v = drv ? tgt_attr_get(&drv->attrs, "poll_us") : NULL;
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || *v == '-' || n > POLL_US_MAX)
+		return -1;
+	return (long)n;
+}
+
 /* Tests point discovery elsewhere (a fake sysfs tree). */
 int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, const char *devdir,
 			    const char *configfs, char *err, size_t errlen)
@@ -748,6 +803,11 @@ int tcmu_transport_start_at(const struct tgt_config *cfg, const char *sysfs, con
 		snprintf(err, errlen, "ring_threads: want 1, 2 or auto");
 		return -1;
 	}
+	if (poll_us_of(tgt_config_driver(cfg, "tcmu")) < 0) {
+		snprintf(err, errlen, "poll_us: want 0 to %d", POLL_US_MAX);
+		return -1;
+	}
+	G.poll_us = (unsigned)poll_us_of(tgt_config_driver(cfg, "tcmu"));
 	sigaction(WAKE_SIG, &(struct sigaction){.sa_handler = wake_sig_handler}, NULL);
 	G.sysfs = sysfs;
 	G.devdir = devdir;
@@ -809,7 +869,7 @@ static int tcmu_start(const struct tgt_config *cfg, const struct tgt_driver *drv
 				       err, errlen);
 }
 
-static const char *const driver_attrs[] = {"enabled", "ring_threads", NULL};
+static const char *const driver_attrs[] = {"enabled", "ring_threads", "poll_us", NULL};
 static const char *const target_attrs[] = {"enabled", NULL};
 
 static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
@@ -818,6 +878,10 @@ static void tcmu_validate(const struct tgt_driver *drv, struct diag *d)
 
 	if (a && !ring_threads_of(drv))
 		diag_error(d, a->line, "tcmu: ring_threads '%s': want 1, 2 or auto", a->value);
+	a = tgt_attr_find(&drv->attrs, "poll_us");
+	if (a && poll_us_of(drv) < 0)
+		diag_error(d, a->line, "tcmu: poll_us '%s': want 0 to %d (microseconds)", a->value,
+			   POLL_US_MAX);
 	/* LIO owns the LUN mapping: a TARGET here would never be used */
 	for (unsigned i = 0; i < drv->ntargets; i++)
 		diag_warn(d, drv->targets[i].line,
@@ -834,9 +898,14 @@ static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *dr
 		       size_t errlen)
 {
 	unsigned n = ring_threads_of(drv);
+	long poll = poll_us_of(drv);
 
 	if (!n) {
 		snprintf(err, errlen, "ring_threads: want 1, 2 or auto");
+		return -1;
+	}
+	if (poll < 0) {
+		snprintf(err, errlen, "poll_us: want 0 to %d", POLL_US_MAX);
 		return -1;
 	}
 	pthread_mutex_lock(&G.lock);
@@ -845,6 +914,7 @@ static int tcmu_update(const struct tgt_config *cfg, const struct tgt_driver *dr
 	/* the engine changes driver attributes only while the driver is stopped; should one
 	 * come here anyway, it is for devices served from now on (a served one keeps its) */
 	G.ring_threads = n;
+	G.poll_us = (unsigned)poll;
 	pthread_mutex_unlock(&G.lock);
 	return 0;
 }
@@ -884,6 +954,9 @@ static void tcmu_show_device(const char *name, struct ut_json *j)
 		ut_json_u64(j, "data_bytes", s.data_bytes);
 		ut_json_u64(j, "mailbox_flags", s.flags);
 		ut_json_u64(j, "ring_threads", t->ring_threads);
+		ut_json_u64(j, "poll_us", t->poll_us);
+		ut_json_u64(j, "found_while_polling",
+			    __atomic_load_n(&t->poll_hits, __ATOMIC_RELAXED));
 		ut_json_u64(j, "in_flight", s.inflight);
 		ut_json_u64(j, "commands", s.cmds);
 		ut_json_u64(j, "completions", s.completions);
