@@ -202,6 +202,7 @@ static int reinstate_or_finish(struct iscsit_conn *c, const uint8_t *req, uint8_
 	struct iscsit_ctx *ctx = c->ctx;
 	struct iscsit_login *l = c->login;
 	struct iscsit_session *old;
+	unsigned old_tsih;
 
 	pthread_mutex_lock(&ctx->sess_lock);
 	old = iscsit_session_by_isid(ctx, l->isid, l->p.initiator_name, c->tgt, l->p.discovery);
@@ -219,6 +220,9 @@ static int reinstate_or_finish(struct iscsit_conn *c, const uint8_t *req, uint8_
 		if (old->conn && !old->closing)
 			iscsit_conn_close_async(old->conn, "session reinstated by a new login");
 		old->closing = true;
+		/* once the lock is let go, old's last connection may close on its own worker and
+		 * free it: nothing of old is read after this */
+		old_tsih = old->tsih;
 		pthread_mutex_unlock(&ctx->sess_lock);
 		if (req != l->held_req)
 			memcpy(l->held_req, req, ISCSI_BHS_LEN);
@@ -230,7 +234,7 @@ static int reinstate_or_finish(struct iscsit_conn *c, const uint8_t *req, uint8_
 		c->state = CONN_LOGIN_WAIT;
 		iscsit_conn_pause(c);
 		iscsit_log("conn %llu: reinstating the session of %s (old tsih %u)",
-			   (unsigned long long)c->id, l->p.initiator_name, old->tsih);
+			   (unsigned long long)c->id, l->p.initiator_name, old_tsih);
 		return RX_CB_PAUSE;
 	}
 	pthread_mutex_unlock(&ctx->sess_lock);
