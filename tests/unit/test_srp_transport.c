@@ -49,6 +49,7 @@ Test(srp_transport, defaults)
 	}
 	cr_assert_eq(o.rdma.poll_us, 0);
 	cr_assert_eq(o.rdma.pin, RDMA_PIN_AUTO, "event threads placed by load");
+	cr_assert_eq(o.rdma.handoff_bytes, 256u << 10, "large data-in posted by sender threads");
 	cr_assert_not(o.rdma.srq);
 	cr_assert_eq(o.lim.req_lim, 128);
 	cr_assert_eq(o.lim.max_it_iu_len, 65536);
@@ -71,7 +72,7 @@ Test(srp_transport, every_attribute)
 		     "\tthreads 2\n\tpoll_us 50\n\tsrq 1\n\tsrq_size 512\n"
 		     "\tqueue_depth 64\n\tmax_req_size 16K\n\tmax_rsp_size 512\n"
 		     "\tmax_channels 4\n\timmediate_data 0\n\tpool_mb 32\n"
-		     "\tmax_inline 64\n\tlogout_wait 9\n\tpin 1\n"
+		     "\tmax_inline 64\n\tlogout_wait 9\n\tpin 1\n\thandoff_kb 512\n"
 		     "\tTARGET fe80::2:c903:f:41a7 {\n\t\tenabled 1\n\t}\n}\n",
 		     &c, &d);
 	struct srpt_opts o;
@@ -98,6 +99,7 @@ Test(srp_transport, every_attribute)
 	cr_assert_eq(o.rdma.max_inline, 64);
 	cr_assert_eq(o.logout_wait, 9);
 	cr_assert_eq(o.rdma.pin, RDMA_PIN_ON);
+	cr_assert_eq(o.rdma.handoff_bytes, 512u << 10);
 	tgt_config_free(cfg);
 }
 

@@ -335,6 +335,36 @@ static void fail_from(struct rdma_conn *c, struct ibv_send_wr *w)
 			rdma_op_finish(c, (struct rdma_op *)(uintptr_t)w->wr_id, false);
 }
 
+void rdma_conn_handoff_fail(struct rdma_conn *c)
+{
+	struct rdma_post *p = rdma_sender_take_back(c);
+
+	while (p) {
+		struct rdma_post *nx = p->next;
+
+		fail_from(c, p->bad ? p->bad : &p->wr[0]);
+		free(p);
+		p = nx;
+	}
+	if (c->state == RDMA_CONN_CLOSING && !c->sq_used && !c->rq_posted)
+		c->state = RDMA_CONN_CLOSED;
+}
+
+/* A chain goes to a sender thread when it carries enough RDMA WRITE data to be worth moving
+ * its send work to another CPU, or when earlier chains of the connection are still with one. */
+static bool handoff(struct rdma_conn *c, unsigned n)
+{
+	const struct rdma_stage *st = &c->stage;
+	uint32_t min = c->srv->cfg.handoff_bytes;
+	struct rdma_sender *s;
+
+	if (!atomic_load_explicit(&c->ho_pending, memory_order_acquire) &&
+	    (!min || st->write_bytes < min))
+		return false;
+	s = rdma_sender_pick(c);
+	return s && !rdma_sender_queue(s, c, &st->wr[0], n);
+}
+
 void rdma_conn_flush(struct rdma_conn *c)
 {
 	struct rdma_stage *st = &c->stage;
@@ -344,7 +374,13 @@ void rdma_conn_flush(struct rdma_conn *c)
 
 	if (!n)
 		return;
+	if (handoff(c, n)) {
+		st->nwr = st->nsge = 0;
+		st->write_bytes = 0;
+		return;
+	}
 	st->nwr = st->nsge = 0; /* the array stays intact until the next operation is staged */
+	st->write_bytes = 0;
 	rc = ibv_post_send(c->qp, &st->wr[0], &bad);
 	c->doorbells++;
 	if (!rc) {
@@ -461,6 +497,7 @@ int rdma_conn_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsig
 	}
 	send_wr(c, &st->wr[st->nwr + n], &st->sge[st->nsge + nsge], b, len, solicited, op);
 	stage_commit(c, (unsigned)n + 1, nsge + 1, op);
+	st->write_bytes += bytes;
 	return 0;
 }
 
@@ -525,13 +562,16 @@ void rdma_conn_go_down(struct rdma_conn *c, const char *why)
 			c->srv->ops->down(c);
 		c->busy--;
 	}
+	c->busy++;
+	/* with a sender, never posted (staged before the ones below): nothing will complete them */
+	rdma_conn_handoff_fail(c);
 	if (c->stage.nwr) {
-		/* staged, never posted: nothing will complete them */
+		/* staged, never posted */
 		c->stage.nwr = c->stage.nsge = 0;
-		c->busy++;
+		c->stage.write_bytes = 0;
 		fail_from(c, &c->stage.wr[0]);
-		c->busy--;
 	}
+	c->busy--;
 	if (!c->sq_used && !c->rq_posted)
 		c->state = RDMA_CONN_CLOSED;
 }
@@ -561,6 +601,7 @@ static void conn_free(struct rdma_conn *c)
 		rdma_dev_put(d);
 	if (c->id)
 		rdma_destroy_id(c->id);
+	rdma_sender_conn_gone(c);
 	if (t) {
 		if (c->prev)
 			c->prev->next = c->next;
@@ -591,6 +632,9 @@ void rdma_conn_maybe_free(struct rdma_conn *c)
 void rdma_conn_force_free(struct rdma_conn *c)
 {
 	rdma_conn_go_down(c, "shutdown");
+	c->busy++;
+	rdma_conn_handoff_fail(c); /* it may have been down already: no sender may touch it */
+	c->busy--;
 	c->released = true;
 	c->state = RDMA_CONN_CLOSED;
 	c->busy = 0;

@@ -87,6 +87,39 @@ struct rdma_stage {
 	struct ibv_send_wr wr[RDMA_STAGE_WR];
 	struct ibv_sge sge[RDMA_STAGE_SGE];
 	unsigned nwr, nsge;
+	uint64_t write_bytes; /* RDMA WRITE data in it (cfg.handoff_bytes) */
+};
+
+/* A chain handed to a sender thread (rdma_sender.c): copies of the stage's work requests and
+ * SGEs.  The operations they carry stay the connection's (sq_used counts them); only the
+ * ibv_post_send moves. */
+struct rdma_post {
+	struct rdma_post *next;
+	struct rdma_conn *c;
+	struct ibv_send_wr *bad; /* the device refused from here on (NULL: not posted) */
+	int err;
+	unsigned nwr;
+	struct ibv_send_wr wr[]; /* then the SGEs */
+};
+
+/* One thread that only posts handed-off chains, pinned to one CPU.  With rxe the post's system
+ * call sends the first 1,024 packets and schedules the rest as a tasklet on the caller's CPU:
+ * a connection that always posts from its own sender has its send work on that sender's CPU,
+ * and connections spread over the senders use every CPU, wherever the scheduler puts their
+ * event threads (docs/performance.md, "Fifth round"). */
+struct rdma_sender {
+	struct rdma_srv *srv;
+	unsigned idx;
+	pthread_t thr;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;		 /* work queued, a post finished, stop */
+	struct rdma_post *head, *tail;	 /* queued, in posting order */
+	struct rdma_post *failed;	 /* refused by the device, oldest first */
+	const struct rdma_conn *posting; /* in ibv_post_send now */
+	atomic_uint nconns;		 /* connections it posts for (rdma_sender_pick) */
+	bool stop;
+	uint64_t posts; /* counter */
 };
 
 struct rdma_conn {
@@ -117,7 +150,12 @@ struct rdma_conn {
 	unsigned held;	    /* received IUs the upper layer has not reposted: requests in progress */
 	unsigned win_recvs; /* receives in the thread's placement window */
 	struct rdma_stage stage;
-	uint64_t doorbells, wrs_posted; /* counters */
+	/* chains of this connection queued on (or being posted by, or refused by) ho_sender: while
+	 * there are any, every later chain goes there too, so the send queue keeps their order;
+	 * ho_sender is the connection's for its lifetime once given */
+	atomic_uint ho_pending;
+	struct rdma_sender *ho_sender;
+	uint64_t doorbells, wrs_posted, handoffs; /* counters */
 	struct rdma_conn *prev, *next; /* thread's list */
 	/* the connection request, until the upper layer has seen it */
 	struct rdma_conn_req req;
@@ -149,6 +187,9 @@ struct rdma_thread {
 	struct rdma_cm_id *listen_id[RDMA_MAX_LISTEN];
 	int listen_err[RDMA_MAX_LISTEN]; /* last errno logged for it */
 	bool no_cm_logged;
+	/* a sender's post for one of its connections failed (rdma_sender_failed) */
+	struct ut_msg ho_msg;
+	atomic_bool ho_msg_posted;
 };
 
 struct rdma_srv {
@@ -159,6 +200,8 @@ struct rdma_srv {
 	unsigned nthreads;
 	atomic_uint nconns;
 	atomic_bool closing;
+	struct rdma_sender *senders; /* one per CPU with cfg.handoff_bytes, else NULL */
+	unsigned nsenders;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 };
@@ -189,6 +232,26 @@ void rdma_thread_note_recv(struct rdma_conn *c);
 int rdma_place_cpu(unsigned recvs, unsigned depth, int hint, int cur);
 int rdma_place_beside(int cpu, long ncpus);
 
+/* rdma_sender.c: posting chains from a thread on another CPU (cfg.handoff_bytes) */
+/* One sender per CPU the process may run on, each pinned to its CPU (none with fewer than
+ * two).  0 or -errno; rdma_senders_stop undoes a partial start. */
+int rdma_senders_start(struct rdma_srv *s);
+void rdma_senders_stop(struct rdma_srv *s); /* no connection may be left */
+/* c's sender: the one it was given at its first hand-off, for its lifetime (its chains stay in
+ * order); the first time, the one with the fewest connections.  NULL: post inline. */
+struct rdma_sender *rdma_sender_pick(struct rdma_conn *c);
+void rdma_sender_conn_gone(struct rdma_conn *c); /* c is freed: its sender has one fewer */
+/* Queue the chain wr (nwr work requests, next-linked, SGEs anywhere) on s for c.  The copies
+ * are s's; the caller may reuse wr at once.  -ENOMEM: nothing queued, post it inline. */
+int rdma_sender_queue(struct rdma_sender *s, struct rdma_conn *c, const struct ibv_send_wr *wr,
+		      unsigned nwr);
+/* On c's thread: c's chains that were queued and not yet posted, or refused, taken back in
+ * order (after waiting for one being posted now); none of c's is left with its sender after. */
+struct rdma_post *rdma_sender_take_back(struct rdma_conn *c);
+/* On t's loop: a post for one of its connections failed; each such connection goes down and
+ * its chains come back (rdma_conn_handoff_fail). */
+void rdma_sender_failed(struct ut_msg *m);
+
 /* rdma_dev.c */
 struct rdma_dev *rdma_dev_get(struct rdma_thread *t, struct ibv_context *verbs);
 void rdma_dev_put(struct rdma_dev *d); /* a connection left it */
@@ -212,6 +275,8 @@ bool rdma_conn_settle(struct rdma_conn *c, bool arm);
 /* Post what the round staged, in one chain.  On a failed post the connection goes down and
  * every operation with a work request the device did not take completes as failed. */
 void rdma_conn_flush(struct rdma_conn *c);
+/* Every chain of c that went to a sender and was not posted: its operations fail. */
+void rdma_conn_handoff_fail(struct rdma_conn *c);
 /* op is over: its send queue room and send buffer come back, then op->done(ok). */
 void rdma_op_finish(struct rdma_conn *c, struct rdma_op *op, bool ok);
 struct rdma_conn *rdma_conn_new(struct rdma_srv *s, struct rdma_cm_id *id,

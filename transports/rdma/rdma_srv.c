@@ -124,6 +124,7 @@ void rdma_srv_stop(struct rdma_srv *s)
 			rdma_thread_call_sync(t, teardown_fn, t);
 		rdma_thread_stop(t);
 	}
+	rdma_senders_stop(s); /* after the connections: none is left to post for */
 	srv_free(s);
 }
 
@@ -158,6 +159,17 @@ struct rdma_srv *rdma_srv_start(const struct rdma_srv_cfg *cfg, const struct rdm
 	for (unsigned i = 0; i < s->cfg.threads; i++) {
 		s->threads[i].srv = s;
 		s->threads[i].idx = i;
+		s->threads[i].ho_msg.fn = rdma_sender_failed;
+	}
+	if (s->cfg.handoff_bytes) {
+		int rc = rdma_senders_start(s);
+
+		if (rc) {
+			snprintf(err, errlen, "sender threads: %s", strerror(-rc));
+			rdma_senders_stop(s);
+			srv_free(s);
+			return NULL;
+		}
 	}
 	s->nthreads = s->cfg.threads;
 	for (unsigned i = 0; i < s->nthreads; i++) {

@@ -6,6 +6,9 @@
  *           pin auto                   1: event thread i on CPU i (modulo the CPUs); auto:
  *                                      on its channel's CPU while commands come one at a time
  *           poll_us 0                  spin on completion queues this long when idle
+ *           handoff_kb 256             a round's data-in of this many KiB or more on a
+ *                                      channel is posted by the channel's sender thread
+ *                                      (one per CPU, channels spread over them; 0: never)
  *           srq 0                      shared receive queue per device
  *           srq_size 1024
  *           queue_depth 128            SRP request limit per channel
@@ -41,7 +44,7 @@ static const char *const driver_attrs[] = {
     "enabled",	      "listen",	     "threads",	     "poll_us",	     "srq",
     "srq_size",	      "queue_depth", "max_req_size", "max_rsp_size", "max_channels",
     "immediate_data", "pool_mb",     "max_inline",   "logout_wait",  "max_connections",
-    "pin",	      NULL,
+    "pin",	      "handoff_kb",  NULL,
 };
 
 static const char *const target_attrs[] = {"enabled", "rel_tgt_id", NULL};
@@ -134,7 +137,8 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 				     conns = {"max_connections", 0, 65536, false},
 				     pool = {"pool_mb", 16, 65536, false},
 				     inl = {"max_inline", 0, 1024, false},
-				     wait = {"logout_wait", 0, 600, false};
+				     wait = {"logout_wait", 0, 600, false},
+				     handoff = {"handoff_kb", 0, 1u << 20, false};
 	uint64_t v;
 	bool b;
 	int bad = 0;
@@ -147,6 +151,7 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	o->rdma.pool_chunk = 64 << 10;
 	o->rdma.pool_max = 128u << 20;
 	o->rdma.max_inline = 128;
+	o->rdma.handoff_bytes = 256u << 10; /* docs/srp.md, "Figures" */
 	o->lim.max_it_iu_len = 65536;
 	o->lim.max_ti_iu_len = 288;
 	o->lim.req_lim = 128;
@@ -201,6 +206,10 @@ int srpt_opts_parse(const struct tgt_driver *drv, struct srpt_opts *o, struct di
 	NUM(conns, o->max_connections);
 	NUM(inl, o->rdma.max_inline);
 	NUM(wait, o->logout_wait);
+	if (attr_num(&drv->attrs, &handoff, &v, d))
+		o->rdma.handoff_bytes = (uint32_t)(v << 10);
+	else if (tgt_attr_find(&drv->attrs, handoff.key))
+		bad++;
 	if (attr_num(&drv->attrs, &pool, &v, d))
 		o->rdma.pool_max = v << 20;
 	else if (tgt_attr_find(&drv->attrs, pool.key))
