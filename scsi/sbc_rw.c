@@ -106,6 +106,7 @@ enum scsi_sr sbc_rw_start(struct scsi_task *t, const struct sbc_cdb *cdb, bool w
 	c->io.fua = write && sbc_write_durable(dev, cdb->fua);
 	c->io.inline_ok = t->inline_io;
 	c->io.inline_wait_ok = t->inline_wait;
+	c->io.inline_large_ok = t->inline_large;
 	c->io.cb = rw_done;
 	c->lend_ok = !write && t->din_lend && dev->lend;
 	sr = build_iov(c, bytes, io_len - bytes);

@@ -114,6 +114,7 @@ struct scsi_task {
 	void (*din_ready)(struct scsi_task *task, uint32_t off, uint32_t len);
 	bool inline_io;                /* READ/WRITE may run on this thread (bs_io.inline_ok) */
 	bool inline_wait;              /* ...a WRITE even with others in flight (bs_io.inline_wait_ok) */
+	bool inline_large;             /* ...a READ of any size (bs_io.inline_large_ok) */
 	bool din_lend;                 /* data-in may be lent in place (see "Lent data-in") */
 
 	/* ---- filled by the core before done() ---- */

@@ -68,6 +68,11 @@ struct bs_io {
 	 * flight (a write may wait for a page or for dirty throttling; the submitter says it can
 	 * afford that: TCMU's two ring threads, one of which keeps serving the ring). */
 	bool inline_wait_ok;
+	/* With inline_ok: a READ larger than the backstore's own inline limit may run here too
+	 * (still only what the page cache answers at once).  The submitter says the copy is
+	 * cheaper on its thread than the hop to an I/O thread and back (TCMU's ring thread, which
+	 * then also makes the kick that completes the command in LIO). */
+	bool inline_large_ok;
 	uint64_t miscompare_at; /* BS_MISCOMPARE: offset of the first differing byte in len */
 	void (*cb)(struct bs_io *io, enum bs_status st);
 	void *priv;

@@ -36,7 +36,8 @@
 #define AIO_SAME_CHUNK	    (1u << 20) /* WRITE SAME pattern buffer */
 #define AIO_MAX_RETRIES	    1000       /* EINTR/EAGAIN on one step before giving up */
 #define AIO_INLINE_IOV	    8
-#define AIO_INLINE_MAX	    (128u << 10) /* largest I/O run on the submitting thread */
+#define AIO_INLINE_MAX	    (128u << 10) /* largest I/O run on the submitting thread (but a
+					      * READ with inline_large_ok) */
 
 enum step_kind {
 	STEP_READ,
@@ -701,7 +702,8 @@ static void *worker_main(void *arg)
  * RWF_NOWAIT, which fails with EAGAIN rather than wait for the medium (then it goes the usual
  * way); a WRITE only when nothing else of this engine is in flight (`alone`), since a buffered
  * write may wait for a page or for dirty throttling, and that must not stall a busy thread,
- * unless the submitter says it may wait (io->inline_wait_ok).
+ * unless the submitter says it may wait (io->inline_wait_ok).  Up to AIO_INLINE_MAX bytes, or a
+ * READ of any size when the submitter asks for it (io->inline_large_ok).
  * Never with O_DIRECT, O_DSYNC or FUA: those wait for the medium.  False: not run, dispatch
  * it.  A short transfer continues the usual way (step_complete). */
 static bool run_inline(struct aio_req *r, bool alone)
@@ -711,7 +713,8 @@ static bool run_inline(struct aio_req *r, bool alone)
 	ssize_t n;
 
 	if (!io->inline_ok || (io->op != BS_READ && io->op != BS_WRITE) || !a->inline_capable ||
-	    io->len > AIO_INLINE_MAX || r->rwflags || r->bounce)
+	    (io->len > AIO_INLINE_MAX && !(io->op == BS_READ && io->inline_large_ok)) ||
+	    r->rwflags || r->bounce)
 		return false;
 	if (r->kind == STEP_READ) {
 		if (__atomic_load_n(&a->no_nowait, __ATOMIC_RELAXED))

@@ -726,6 +726,29 @@ BOTH(inline_ok_runs_page_cache_io_on_the_submitter)
 	bs_aio_destroy(a);
 }
 
+/* inline_large_ok (TCMU's ring thread): a cached READ of any size runs on the submitter; a
+ * large WRITE still goes the usual way. */
+BOTH(inline_large_ok_runs_a_large_cached_read_on_the_submitter)
+{
+	int fd;
+	struct bs_aio *a = file_engine(4 << 20, no_uring, &fd);
+	static uint8_t w[1 << 20], r[1 << 20];
+	struct iovec wv = {w, sizeof(w)}, rv = {r, sizeof(r)};
+	struct bs_io io;
+	bool nowait = nowait_reads(fd);
+
+	fill(w, sizeof(w), 7);
+	io = (struct bs_io){.op = BS_WRITE, .off = 1 << 20, .len = sizeof(w), .iov = &wv,
+			    .iovcnt = 1, .inline_large_ok = true};
+	cr_assert_not(ran_inline(a, &io), "1 MiB write: inline_large_ok is for reads");
+	io = (struct bs_io){.op = BS_READ, .off = 1 << 20, .len = sizeof(r), .iov = &rv,
+			    .iovcnt = 1, .inline_large_ok = true};
+	cr_assert_eq(ran_inline(a, &io), nowait, "a cached 1 MiB read runs inline when asked");
+	cr_assert_arr_eq(r, w, sizeof(w));
+	cr_assert_eq(stats(a).inlined, nowait ? 1 : 0);
+	bs_aio_destroy(a);
+}
+
 BOTH(inline_ok_writes_wait_on_an_o_dsync_file)
 {
 	struct bs_aio_opts o = {.fd = -1, .fd_buffered = -1};
