@@ -27,9 +27,13 @@ static void w_wake(void *ctx)
 	pthread_mutex_unlock(&w->mu);
 }
 
+static void (*kick_also)(void); /* a test's own look inside the kick */
+
 static void w_kick(void *ctx)
 {
 	((struct waiter *)ctx)->kicks++;
+	if (kick_also)
+		kick_also();
 }
 
 static struct waiter W = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
@@ -591,8 +595,8 @@ Test(tcmu_dev, finished_commands_are_reused)
 /* The second ring thread (tcmu_dev_set_second_thread): the tests below play it with
  * tcmu_dev_poll_second() on a thread of their own, or start the real one. */
 
-/* A batch of 64 commands the core answers inline, on the ring thread alone: every one in the
- * ring when the poll returns, and one kick for all of them. */
+/* A batch of 64 small commands the core answers inline, on the ring thread alone: every one
+ * in the ring when the poll returns, and one kick for all of them. */
 Test(tcmu_dev, inline_batch_costs_one_kick)
 {
 	uint8_t cdb[10];
@@ -602,8 +606,8 @@ Test(tcmu_dev, inline_batch_costs_one_kick)
 	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
 	clear_ua();
 	for (int i = 0; i < 64; i++) {
-		uint64_t iov[1][2] = {{fk_data(&K, 4096), 4096}};
-		rw10(cdb, i % 2 == 0, (uint32_t)i * 8, 8);
+		uint64_t iov[1][2] = {{fk_data(&K, 2048), 2048}};
+		rw10(cdb, i % 2 == 0, (uint32_t)i * 4, 4);
 		fk_cmd(&K, cdb, 10, iov, 1);
 	}
 	kicks = W.kicks;
@@ -613,6 +617,96 @@ Test(tcmu_dev, inline_batch_costs_one_kick)
 	cr_assert_eq(tcmu_dev_reap(D), 1);
 	cr_assert_eq(W.kicks, kicks + 1, "one kick for the batch");
 	cr_assert_eq(fk_reap(&K, d, 64), 64);
+	down();
+}
+
+/* Large commands do not wait for the end of the run: once a run's commands moved 256 KiB the
+ * kick is made, so LIO copies a finished READ out while the next one runs. */
+Test(tcmu_dev, large_commands_are_kicked_as_they_complete)
+{
+	uint8_t cdb[10];
+	struct fk_done d[4];
+	unsigned kicks;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	for (int i = 0; i < 3; i++) {
+		uint64_t iov[1][2] = {{fk_data(&K, 256 << 10), 256 << 10}};
+		rw10(cdb, false, (uint32_t)i * 512, 512);
+		fk_cmd(&K, cdb, 10, iov, 1);
+	}
+	kicks = W.kicks;
+	cr_assert_eq(tcmu_dev_poll(D), 3);
+	cr_assert_eq(W.kicks, kicks + 3, "%u kicks for three 256 KiB READs", W.kicks - kicks);
+	cr_assert_eq(tcmu_dev_reap(D), 0, "nothing left to kick");
+	cr_assert_eq(fk_reap(&K, d, 4), 3);
+	down();
+}
+
+/* One kick at a time: a thread that wants a kick while another's runs does not wait for it; the
+ * running one kicks once more when it is done, for the completion made meanwhile. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned calls, inside, most_inside;
+	bool go_on;
+} KS = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, false};
+
+static void slow_kick(void)
+{
+	pthread_mutex_lock(&KS.mu);
+	KS.calls++;
+	if (++KS.inside > KS.most_inside)
+		KS.most_inside = KS.inside;
+	pthread_cond_broadcast(&KS.cv);
+	while (KS.calls == 1 && !KS.go_on) /* the first kick lasts until the test says */
+		pthread_cond_wait(&KS.cv, &KS.mu);
+	KS.inside--;
+	pthread_mutex_unlock(&KS.mu);
+}
+
+static void *poll_on_a_thread(void *arg)
+{
+	(void)arg;
+	tcmu_dev_poll(D);
+	return NULL;
+}
+
+Test(tcmu_dev, a_kick_asked_for_during_another_is_made_by_it)
+{
+	uint8_t cdb[10];
+	uint64_t iov[1][2];
+	struct fk_done d[4];
+	pthread_t th;
+
+	up(TCMU_MAILBOX_FLAG_CAP_OOOC);
+	clear_ua();
+	kick_also = slow_kick;
+	iov[0][0] = fk_data(&K, 256 << 10), iov[0][1] = 256 << 10;
+	rw10(cdb, false, 0, 512);
+	fk_cmd(&K, cdb, 10, iov, 1);
+	/* the ring thread's poll kicks after its 256 KiB READ, and that kick lasts */
+	cr_assert_eq(pthread_create(&th, NULL, poll_on_a_thread, NULL), 0);
+	pthread_mutex_lock(&KS.mu);
+	while (KS.calls < 1)
+		pthread_cond_wait(&KS.cv, &KS.mu);
+	pthread_mutex_unlock(&KS.mu);
+	/* meanwhile the second ring thread runs one too and returns without waiting for it */
+	iov[0][0] = fk_data(&K, 256 << 10);
+	rw10(cdb, false, 512, 512);
+	fk_cmd(&K, cdb, 10, iov, 1);
+	cr_assert_eq(tcmu_dev_poll_second(D), 1);
+	pthread_mutex_lock(&KS.mu);
+	cr_assert_eq(KS.calls, 1, "the second kick did not wait, it was left to the first");
+	KS.go_on = true;
+	pthread_cond_broadcast(&KS.cv);
+	pthread_mutex_unlock(&KS.mu);
+	pthread_join(th, NULL);
+	kick_also = NULL;
+	cr_assert_eq(KS.calls, 2, "the running kick kicks once more");
+	cr_assert_eq(KS.most_inside, 1, "two kicks at once");
+	cr_assert_eq(tcmu_dev_reap(D), 0, "nothing left to kick");
+	cr_assert_eq(fk_reap(&K, d, 4), 2);
 	down();
 }
 

@@ -42,6 +42,9 @@
 
 #define IOV_INLINE 16
 #define FREE_MAX   64 /* finished commands kept for reuse (no malloc/free per command) */
+/* A thread's run kicks early once its commands moved this much data: a kick makes LIO copy
+ * every finished READ out of the data area, and the commands behind need not wait for that */
+#define KICK_BYTES (256u << 10)
 
 struct tcmu_cmd {
 	struct scsi_task task;
@@ -97,6 +100,8 @@ struct tcmu_dev {
 	 * list */
 	pthread_mutex_t mu;
 	bool kick_owed; /* the tail moved during tcmu_dev_poll(): tcmu_dev_reap() kicks */
+	bool kick_large; /* ...and it covers a large READ (dev_kick) */
+	unsigned kick_want; /* kicks asked for since the running one began (atomic; dev_kick) */
 };
 
 static struct tcmu_cmd *cmd_alloc(struct tcmu_dev *d, uint32_t niov)
@@ -189,6 +194,38 @@ static void fl_del(struct tcmu_dev *d, struct tcmu_cmd *c)
 		c->fl_next->fl_prev = c->fl_prev;
 }
 
+/* A kick's write() runs LIO's completion of every entry up to cmd_tail under the ring's
+ * cmdr_lock, and for a READ that is the copy out of the data area: for a large READ the lock
+ * is held a long time, and a second thread kicking meanwhile would only spin on it.  So a kick
+ * that covers a large READ, and any kick asked for while such a kick runs, is one at a time:
+ * a thread that wants one while another's runs leaves it to that one, which kicks once more
+ * when it is done (its next write() sees every completion written before the request).  Small
+ * completions kick at once (serializing them too measured 0.93x at 4 KiB QD32 reads). */
+static void dev_kick(struct tcmu_dev *d, bool large)
+{
+	unsigned n;
+
+	if (!d->hooks.kick)
+		return;
+	if (!large && !__atomic_load_n(&d->kick_want, __ATOMIC_ACQUIRE)) {
+		d->hooks.kick(d->hooks.ctx);
+		return;
+	}
+	if (__atomic_fetch_add(&d->kick_want, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (;;) {
+		d->hooks.kick(d->hooks.ctx);
+		n = 1;
+		if (__atomic_compare_exchange_n(&d->kick_want, &n, 0, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+		/* asked again while it ran: one more for all of them */
+		while (!__atomic_compare_exchange_n(&d->kick_want, &n, 1, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE))
+			;
+	}
+}
+
 /* The device whose tcmu_dev_poll() runs on this thread: its inline completions leave the
  * kick to tcmu_dev_reap(), one for all of them. */
 static __thread const struct tcmu_dev *tl_polling;
@@ -205,7 +242,7 @@ static void cmd_done(struct scsi_task *t)
 	    .read_len_valid = t->dir == SCSI_DIR_READ && t->data_len < t->exp_xfer_len,
 	    .read_len = t->data_len,
 	};
-	bool closing;
+	bool closing, large = t->dir == SCSI_DIR_READ && t->exp_xfer_len >= KICK_BYTES;
 	int rc;
 
 	pthread_mutex_lock(&d->mu);
@@ -222,10 +259,12 @@ static void cmd_done(struct scsi_task *t)
 	if (tl_polling == d)
 		CNT_ADD(d->st.polled, 1);
 	if (rc > 0) {
-		if (tl_polling == d)
+		if (tl_polling == d) {
 			d->kick_owed = true;
-		else if (d->hooks.kick)
-			d->hooks.kick(d->hooks.ctx);
+			d->kick_large |= large;
+		} else {
+			dev_kick(d, large);
+		}
 	}
 	fl_del(d, c);
 	__atomic_fetch_sub(&d->inflight, 1, __ATOMIC_RELAXED);
@@ -313,6 +352,7 @@ static void submit(struct tcmu_dev *d, struct tcmu_cmd *c)
 	 * a buffered WRITE may wait here too: the other thread keeps serving the ring */
 	t->inline_io = true;
 	t->inline_wait = d->h.on;
+	t->inline_large = true;
 	pthread_mutex_lock(&d->mu);
 	aborted = c->tmr_named; /* the other ring thread parsed a TMR naming it */
 	held = !aborted && c->hold && !d->closing;
@@ -442,6 +482,7 @@ static int tmr_copy(const struct tcmu_tmr *m, struct tcmu_tmr *out)
 static unsigned take_and_run(struct tcmu_dev *d, struct tcmu_cmd **spare, bool second)
 {
 	unsigned n = 0;
+	uint64_t bytes = 0;
 
 	tl_polling = d;
 	for (;;) {
@@ -495,8 +536,13 @@ static unsigned take_and_run(struct tcmu_dev *d, struct tcmu_cmd **spare, bool s
 			CNT_ADD(d->st.second, 1);
 		if (more)
 			second_wake(d);
+		bytes += c->req.len; /* (c may be finished and reused once submitted) */
 		submit(d, c);
 		n++;
+		if (bytes >= KICK_BYTES) {
+			tcmu_dev_reap(d);
+			bytes = 0;
+		}
 	}
 	tl_polling = NULL;
 	return n;
@@ -556,17 +602,18 @@ int tcmu_dev_set_second_thread(struct tcmu_dev *d)
 
 unsigned tcmu_dev_reap(struct tcmu_dev *d)
 {
-	bool kick;
+	bool kick, large;
 
 	pthread_mutex_lock(&d->mu);
 	kick = d->kick_owed;
-	d->kick_owed = false;
+	large = d->kick_large;
+	d->kick_owed = d->kick_large = false;
 	pthread_mutex_unlock(&d->mu);
 	/* outside mu: the kick's write runs LIO's completion of every entry it finds (for a
 	 * READ the copy out of the data area), and the other ring thread and the completers
 	 * need mu meanwhile; the caller owns the device, so it is not freed under us */
-	if (kick && d->hooks.kick)
-		d->hooks.kick(d->hooks.ctx);
+	if (kick)
+		dev_kick(d, large);
 	return kick;
 }
 
