@@ -14,7 +14,8 @@
 # read and write at QD1 and QD32, 1 MiB sequential read at QD8.  Besides IOPS / MB/s, each
 # daemon's CPU time per I/O (utime + stime from /proc/PID/stat over its runs) and its context
 # switches per I/O for each job (all its threads, /proc/PID/task/*/status: the thread wakeups a
-# command costs) show where the time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
+# command costs) and its page faults per I/O (/proc/PID/stat: a data-area page mapped anew
+# costs one) show where the time goes.  Under TCG only the ratios mean something.  Table in /out/tcmu-compare.txt.
 # Per job and daemon, "where the time goes" lists each thread's CPU per I/O (utime + stime of
 # /proc/PID/task/TID/stat, by thread name) and how busy each vCPU was (/proc/stat), so a
 # hand-off between threads and the vCPUs it spreads over can be seen.
@@ -75,6 +76,9 @@ thread_ticks() {
 		awk '{ sub(/^[0-9]+ \(/, ""); n = $1; sub(/\)$/, "", n); t[n] += $13 + $14 }
 			END { for (n in t) print n, t[n] }'
 }
+# faults PID: page faults of all its threads so far (minor + major: a data-area page the
+# handler touches without a mapping costs one each)
+faults() { awk '{ print $10 + $12 }' "/proc/$1/stat"; }
 # vcpu_busy: "busy0 busy1 ..." ticks of each vCPU so far (every state but idle and iowait)
 vcpu_busy() { awk '$1 ~ /^cpu[0-9]/ { printf "%s ", $2 + $3 + $4 + $7 + $8 + $9 } END { print "" }' /proc/stat; }
 
@@ -153,14 +157,15 @@ declare -A ARGS=(
 	[rw32]="--rw=randwrite --bs=4k --iodepth=32"
 	[sr8]="--rw=read --bs=1M --iodepth=8"
 )
-declare -A V TICKS IOS SW N TT VB WALL
+declare -A V TICKS IOS SW FL N TT VB WALL
 step "$ROUNDS round(s) of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}s each, alternating"
 t0=$SECONDS
 for r in $(seq 1 "$ROUNDS"); do
 	for j in "${JOBS[@]}"; do
 		for t in "${TG[@]}"; do
 			p=${PIDOF[$t]}
-			[ -n "$p" ] && c0=$(cpu_ticks "$p") && s0=$(ctx_switches "$p") && thread_ticks "$p" >/tmp/tt0
+			[ -n "$p" ] && c0=$(cpu_ticks "$p") && s0=$(ctx_switches "$p") && f0=$(faults "$p") &&
+				thread_ticks "$p" >/tmp/tt0
 			read -r -a b0 <<<"$(vcpu_busy)"
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
@@ -174,6 +179,7 @@ for r in $(seq 1 "$ROUNDS"); do
 				done < <(thread_ticks "$p")
 				TICKS[$t]=$((${TICKS[$t]:-0} + $(cpu_ticks "$p") - c0))
 				SW[$t,$j]=$((${SW[$t,$j]:-0} + $(ctx_switches "$p") - s0))
+				FL[$t,$j]=$((${FL[$t,$j]:-0} + $(faults "$p") - f0))
 				N[$t,$j]=$((${N[$t,$j]:-0} + ${v#* } * (RUNTIME + RAMP)))
 				IOS[$t]=$((${IOS[$t]:-0} + ${v#* } * (RUNTIME + RAMP)))
 			fi
@@ -230,6 +236,18 @@ done
 			[ "$j" = sr8 ] && continue
 			awk -v s="${SW[$t,$j]:-0}" -v n="${N[$t,$j]:-0}" -v j=$j \
 				'BEGIN { printf " %s %.2f", j, (n > 0 ? s / n : 0) }'
+		done
+		printf ';'
+	done
+	echo
+	# page faults per I/O: both handlers copy into the data area's pages, mapped once each
+	printf '%-22s' "page faults per I/O"
+	for t in "${TG[@]}"; do
+		[ "$t" = lio ] && continue
+		printf ' %s' "$t:"
+		for j in "${JOBS[@]}"; do
+			awk -v f="${FL[$t,$j]:-0}" -v n="${N[$t,$j]:-0}" -v j=$j \
+				'BEGIN { printf " %s %.2f", j, (n > 0 ? f / n : 0) }'
 		done
 		printf ';'
 	done
