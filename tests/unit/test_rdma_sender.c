@@ -184,6 +184,7 @@ static void setup(void)
 		C[k]->max_sge = 4;
 		C[k]->rcq.cq = C[k]->scq.cq = &CQ;
 		C[k]->released = false;
+		C[k]->cpu_hint = -1; /* no hint: the sender with the fewest connections */
 		snprintf(C[k]->name, sizeof(C[k]->name), "conn%d", k);
 		for (int i = 0; i < NOPS; i++) {
 			SBUF[k][i] = (struct rdma_buf){.data = SDATA[k][i], .size = 64};
@@ -376,6 +377,36 @@ Test(rdma_sender, going_down_waits_for_a_post_in_progress, .init = setup, .fini 
 	cr_assert_null(C[0]->ho_sender->posting);
 	pthread_mutex_unlock(&C[0]->ho_sender->lock);
 	cr_assert_eq(C[0]->sq_used, 2u * (unsigned)n, "the posted ones' room until they complete");
+}
+
+/* A connection whose commands come from CPU h (ib_srp's channel h+1) gets the sender on CPU
+ * h, where the initiator completes what it issued.  No sender there: the fewest connections. */
+Test(rdma_sender, a_connection_gets_the_sender_on_its_initiators_cpu, .init = setup,
+     .fini = teardown)
+{
+	unsigned n = SRV.nsenders;
+
+	C[0]->cpu_hint = SRV.senders[n - 1].cpu; /* the first to hand off would get sender 0 */
+	C[1]->cpu_hint = SRV.senders[0].cpu;
+	respond(0, 0, BIG);
+	respond(1, 0, BIG);
+	wait_for(pending_zero, "the senders' posts");
+	cr_assert_eq(C[0]->ho_sender, &SRV.senders[n - 1], "on CPU %d", C[0]->cpu_hint);
+	cr_assert_eq(C[1]->ho_sender, &SRV.senders[0], "on CPU %d", C[1]->cpu_hint);
+	rdma_sender_conn_gone(C[0]);
+	rdma_sender_conn_gone(C[1]);
+	C[0]->cpu_hint = C[1]->cpu_hint = SRV.senders[0].cpu; /* both channels on one CPU */
+	respond(0, 1, BIG);
+	respond(1, 1, BIG);
+	wait_for(pending_zero, "the senders' posts");
+	cr_assert_eq(C[0]->ho_sender, C[1]->ho_sender, "both on the one CPU they name");
+	rdma_sender_conn_gone(C[0]);
+	rdma_sender_conn_gone(C[1]);
+	C[0]->cpu_hint = C[1]->cpu_hint = CPU_SETSIZE; /* a CPU we have no sender on */
+	respond(0, 2, BIG);
+	respond(1, 2, BIG);
+	wait_for(pending_zero, "the senders' posts");
+	cr_assert_neq(C[0]->ho_sender, C[1]->ho_sender, "no sender there: the fewest");
 }
 
 static bool refused(void)

@@ -78,9 +78,9 @@ struct rdma_cq {
  * ibv_post_send (one doorbell) per connection and round (rdma_conn_flush, at the end of the
  * round and whenever the connection's queues are polled).  With rxe the doorbell system call
  * carries out what was posted (up to 1,024 packets; the rest from a tasklet on the same CPU),
- * so a round's responses go out together and the initiator's side completes them together.  Order is kept: each operation's RDMA READs or WRITEs are
- * followed by its SEND, and operations follow one another as they were posted.  Full, it is
- * flushed before the next operation goes in. */
+ * so a round's responses go out together and the initiator's side completes them together.  Order
+ * is kept: each operation's RDMA READs or WRITEs are followed by its SEND, and operations follow
+ * one another as they were posted.  Full, it is flushed before the next operation goes in. */
 #define RDMA_STAGE_WR  RDMA_RW_MAX_WR
 #define RDMA_STAGE_SGE RDMA_RW_MAX_SGE
 struct rdma_stage {
@@ -110,6 +110,7 @@ struct rdma_post {
 struct rdma_sender {
 	struct rdma_srv *srv;
 	unsigned idx;
+	int cpu; /* the one it is pinned to */
 	pthread_t thr;
 	bool started;
 	pthread_mutex_t lock;
@@ -146,8 +147,8 @@ struct rdma_conn {
 	struct rdma_buf *send_free;
 	void *priv;
 	char name[64];
-	int cpu_hint;	    /* rdma_conn_set_cpu, -1 */
-	unsigned held;	    /* received IUs the upper layer has not reposted: requests in progress */
+	int cpu_hint;  /* rdma_conn_set_cpu, -1 */
+	unsigned held; /* received IUs the upper layer has not reposted: requests in progress */
 	unsigned win_recvs; /* receives in the thread's placement window */
 	struct rdma_stage stage;
 	/* chains of this connection queued on (or being posted by, or refused by) ho_sender: while
@@ -156,7 +157,7 @@ struct rdma_conn {
 	atomic_uint ho_pending;
 	struct rdma_sender *ho_sender;
 	uint64_t doorbells, wrs_posted, handoffs; /* counters */
-	struct rdma_conn *prev, *next; /* thread's list */
+	struct rdma_conn *prev, *next;		  /* thread's list */
 	/* the connection request, until the upper layer has seen it */
 	struct rdma_conn_req req;
 	uint8_t req_priv[256];
@@ -263,7 +264,7 @@ void rdma_srq_repost(struct rdma_srq *q, struct rdma_buf *b);
 /* Both queues, on device d's completion channel (cqe entries each); the receive queue armed. */
 int rdma_cq_create(struct rdma_conn *c, struct rdma_dev *d, int send_cqe, int recv_cqe);
 void rdma_cq_destroy(struct rdma_conn *c); /* receives of an SRQ go back to it */
-bool rdma_conn_poll(struct rdma_conn *c); /* both queues dry; true when something completed */
+bool rdma_conn_poll(struct rdma_conn *c);  /* both queues dry; true when something completed */
 /* An event of cq was read from the completion channel: it is no longer armed; poll. */
 void rdma_conn_cq_event(struct rdma_conn *c, struct ibv_cq *cq);
 /* End of a loop round: poll, arm each queue a completion still has to come to, poll again
