@@ -12,8 +12,10 @@
 #   (mean completion latency, µs)
 # plus the guest's CPU per I/O in each run (/proc/stat: every non-idle tick of both vCPUs,
 # which covers fio, ib_srp, rxe and the target; and the kernel's share of it: system, irq,
-# softirq, where LIO does its work), utgtd's own (its threads' run time, schedstat), and
-# perftest's ib_write_bw / ib_read_bw on the same link as the ceiling.  Under TCG the guest
+# softirq, where LIO does its work), utgtd's own (its threads' run time, schedstat), the
+# guest's context switches per I/O, what went over the link per I/O (rxe's packets, the
+# packets sent again after a loss or an RNR NAK, and backlog drops: lib/rdma.sh
+# rxe_wire_stat), and perftest's ib_write_bw / ib_read_bw on the same link as the ceiling.  Under TCG the guest
 # is CPU bound: only ratios within one run mean something.  Table in /out/srp-compare.txt.
 # After the rounds, where utgtd's threads are (state, system call, CPU, allowed CPUs: what
 # pin auto chose) during a QD1 and a 1 MiB read job.
@@ -134,6 +136,7 @@ declare -A ARGS=(
 	[rr]="--rw=randread --bs=4k --iodepth=16"
 	[lat]="--rw=randread --bs=4k --iodepth=1"
 ) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
+declare -A PKT=() RESENT=() DROP=() GCSW=()
 # per_io N BYTES SIZE: N per SIZE-byte I/O, one decimal
 per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
 last() { if [ $# -gt 0 ]; then echo "${*: -1}"; else echo -; fi; }
@@ -147,12 +150,20 @@ for r in $(seq 1 "$ROUNDS"); do
 			t=${TG[$(((r % 2 ? i : n - 1 - i)))]}
 			p=${PIDOF[$t]:-}
 			read -r s0 k0 < <(cpu_stat)
+			read -r x0 y0 z0 < <(rxe_wire_stat)
+			g0=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
 			b0=$(blk_bytes "${DEV[$t]}")
 			if [ -n "$p" ]; then read -r r0 w0 c0 < <(proc_sched "$p"); fi
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
 			read -r s1 k1 < <(cpu_stat)
+			read -r x1 y1 z1 < <(rxe_wire_stat)
+			g1=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
 			b=$(($(blk_bytes "${DEV[$t]}") - b0))
+			PKT[$t,$j]+="$(per_io $((x1 - x0)) "$b" "${SIZE[$j]}") "
+			RESENT[$t,$j]+="$(per_io $((y1 - y0)) "$b" "${SIZE[$j]}") "
+			DROP[$t,$j]+="$(per_io $((z1 - z0)) "$b" "${SIZE[$j]}") "
+			GCSW[$t,$j]+="$(per_io $((g1 - g0)) "$b" "${SIZE[$j]}") "
 			case $j in
 			sr | sw) V[$t,$j]+="${v% *} " ;;
 			rr) V[$t,$j]+="${v#* } " ;;
@@ -251,8 +262,8 @@ against() {
 	echo "per run; $ROUNDS rounds, targets alternating; medians, [min-max] over the rounds."
 	echo "${SRP_MB} MiB file in the page cache; LIO target_core_file fd_buffered_io=1."
 	echo
-	echo "| job | target | median | [min-max] | guest CPU us/IO | kernel us/IO | daemon us/IO | daemon run-queue wait us/IO | daemon switches/IO |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| job | target | median | [min-max] | guest CPU us/IO | kernel us/IO | daemon us/IO | daemon run-queue wait us/IO | daemon switches/IO | guest switches/IO | rxe packets/IO | resent/IO | backlog drops/IO |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for j in "${JOBS[@]}"; do
 		case $j in
 		sr) jn="1M seq read QD8, MB/s" ;; sw) jn="1M seq write QD8, MB/s" ;;
@@ -260,10 +271,11 @@ against() {
 		esac
 		for t in "${TG[@]}"; do
 			# shellcheck disable=SC2086
-			printf '| %s | %s | %s | [%s] | %s | %s | %s | %s | %s |\n' "$jn" "${NAME[$t]}" \
+			printf '| %s | %s | %s | [%s] | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$jn" "${NAME[$t]}" \
 				"$(med V "$t" "$j")" "$(spread ${V[$t,$j]})" "$(med CPU "$t" "$j")" \
 				"$(med KCPU "$t" "$j")" "$(med OWN "$t" "$j")" "$(med WAIT "$t" "$j")" \
-				"$(med CSW "$t" "$j")"
+				"$(med CSW "$t" "$j")" "$(med GCSW "$t" "$j")" "$(med PKT "$t" "$j")" "$(med RESENT "$t" "$j")" \
+				"$(med DROP "$t" "$j")"
 		done
 	done
 	echo
@@ -283,7 +295,7 @@ against() {
 	echo "Per round:"
 	for t in "${TG[@]}"; do
 		for j in "${JOBS[@]}"; do
-			echo "  $t $j: ${V[$t,$j]}(guest CPU us/IO ${CPU[$t,$j]})"
+			echo "  $t $j: ${V[$t,$j]}(guest CPU us/IO ${CPU[$t,$j]}; resent/IO ${RESENT[$t,$j]}; drops/IO ${DROP[$t,$j]})"
 		done
 	done
 } | tee "$OUT"

@@ -24,3 +24,20 @@ listening() {
 		grep -q ":$1\b" <<<"$ids"
 	fi
 }
+
+# rxe_wire_stat: rxe0's packet counters and the kernel's backlog drops so far, as "sent
+# resent drops": packets rxe sent; resend events (a responder's duplicate and
+# out-of-sequence requests, a requester's sequence-error and RNR NAKs: each one a go-back-N
+# resend by one of the QPs, both of which are on rxe0 in a loopback test); packets the
+# network stack dropped because a CPU's input backlog was full (/proc/net/softnet_stat,
+# column 2: with rxe on loopback a tasklet can queue more than netdev_max_backlog at once).
+rxe_wire_stat() {
+	local h=/sys/class/infiniband/rxe0/ports/1/hw_counters s r=0 f d
+	s=$(cat "$h/sent_pkts" 2>/dev/null || echo 0)
+	for f in duplicate_request out_of_seq_request rcvd_seq_err rcvd_rnr_err; do
+		r=$((r + $(cat "$h/$f" 2>/dev/null || echo 0)))
+	done
+	d=0
+	while read -r _ f _; do d=$((d + 16#$f)); done </proc/net/softnet_stat
+	echo "$s $r $d"
+}
