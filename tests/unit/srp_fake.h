@@ -389,17 +389,18 @@ static struct srpt_ctx fake_ctx;
 
 #define FAKE_GID "fe80:0000:0000:0000:0002:c903:000f:41a7"
 
-static inline void fake_setup_conf(const char *driver_attrs)
+/* handler: the HANDLER block that defines DEVICE rd0, the LU behind LUN 0. */
+static inline void fake_setup_conf_dev(const char *handler, const char *driver_attrs)
 {
-	char conf[1024];
+	char conf[2048];
 	struct captured c;
 	struct diag d;
 
 	snprintf(conf, sizeof(conf),
-		 "HANDLER ramdisk {\n\tDEVICE rd0 {\n\t\tsize_mb 8\n\t}\n}\n"
+		 "%s"
 		 "TARGET_DRIVER ib_srpt {\n%s\n\tTARGET " FAKE_GID " {\n"
 		 "\t\tenabled 1\n\t\trel_tgt_id 3\n\t\tLUN 0 rd0\n\t}\n}\n",
-		 driver_attrs);
+		 handler, driver_attrs);
 	fake_cfg = load_str(conf, &c, &d);
 	cr_assert_not_null(fake_cfg, "%s", cap_dump(&c));
 	cr_assert_eq(tgt_config_open_devices(fake_cfg, &d), 0);
@@ -425,6 +426,12 @@ static inline void fake_setup_conf(const char *driver_attrs)
 		fc.rbuf[i].recv = true;
 	}
 	srpt_io = &fake_io;
+}
+
+static inline void fake_setup_conf(const char *driver_attrs)
+{
+	fake_setup_conf_dev("HANDLER ramdisk {\n\tDEVICE rd0 {\n\t\tsize_mb 8\n\t}\n}\n",
+			    driver_attrs);
 }
 
 static inline void fake_teardown(void)

@@ -1,7 +1,14 @@
 /* SRP_CMD (srp_cmd.c) on the stand-in verbs layer with the real SCSI core and a ramdisk LU:
  * data-out by RDMA READ and as immediate data, data-in by RDMA WRITE, direct and indirect
  * descriptors, residuals, CHECK CONDITION with sense, transfers that wait for pool chunks,
- * and the malformed commands that get an SRP_RSP error or a target logout. */
+ * and the malformed commands that get an SRP_RSP error or a target logout; on a fileio LU,
+ * which transfers are read or written on the channel's thread. */
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "scsi/backstore/bs_aio.h"
+#include "scsi/scsi_dev.h"
 #include "tests/unit/srp_fake.h"
 
 static void setup(void)
@@ -385,4 +392,85 @@ Test(srp_cmd, reserved_format_logs_out)
 	login();
 	bad_cmd(0x05, 0, 0, area, sizeof(area), 0);
 	expect_logout_reason(SRP_TLO_BAD_IN_FMT);
+}
+
+/* ---- a vdisk_fileio LU: what runs on the channel's thread ---- */
+
+static char file_path[64];
+
+static void setup_file(void)
+{
+	static uint8_t buf[2 << 20];
+	char block[256];
+	int fd;
+
+	snprintf(file_path, sizeof(file_path), "/tmp/utgt-srp-cmd-XXXXXX");
+	fd = mkstemp(file_path);
+	cr_assert_geq(fd, 0);
+	fill(buf, sizeof(buf), 9);
+	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+	snprintf(block, sizeof(block),
+		 "HANDLER vdisk_fileio {\n\tDEVICE rd0 {\n\t\tfilename %s\n\t}\n}\n", file_path);
+	fake_setup_conf_dev(block, "\tqueue_depth 8");
+}
+
+static void teardown_file(void)
+{
+	fake_teardown();
+	unlink(file_path);
+}
+
+TestSuite(srp_cmd_fileio, .init = setup_file, .fini = teardown_file);
+
+static uint64_t lu_inlined(void)
+{
+	struct bs_aio_stats st;
+
+	bs_aio_get_stats(bs_aio_of(tgt_config_device(fake_cfg, "rd0")->dev->bs), &st);
+	return st.inlined;
+}
+
+/* Whether this file system answers a cached read with RWF_NOWAIT (else nothing is read on the
+ * submitting thread, and the READ goes the usual way). */
+static bool nowait_reads(void)
+{
+	uint8_t b[512];
+	struct iovec v = {b, sizeof(b)};
+	int fd = open(file_path, O_RDONLY);
+	bool ok;
+
+	cr_assert_geq(fd, 0);
+	ok = preadv2(fd, &v, 1, 0, RWF_NOWAIT) == (ssize_t)sizeof(b);
+	close(fd);
+	return ok;
+}
+
+/* A READ of 1 MiB the page cache holds is read in the round it arrived, so its data leaves
+ * with that round's doorbell; a 1 MiB WRITE is not (a buffered write may wait in dirty
+ * throttling, and the thread serves other channels). */
+Test(srp_cmd_fileio, a_cached_large_read_runs_on_the_channel_thread_a_large_write_does_not)
+{
+	static uint8_t want[2 << 20], in[1 << 20], out[1 << 20];
+	bool nowait = nowait_reads();
+	struct srp_desc d;
+	uint64_t before;
+
+	login();
+	fill(want, sizeof(want), 9);
+	before = lu_inlined();
+	d = desc(in, sizeof(in));
+	expect_good(do_io(0x28, 2048, 2048, &d, 1, SRP_DIR_IN));
+	cr_assert_arr_eq(in, want + (1 << 20), sizeof(in));
+	cr_assert_eq(lu_inlined() - before, nowait ? 1u : 0u, "1 MiB READ: %s on the thread",
+		     nowait ? "expected" : "not expected");
+
+	fill(out, sizeof(out), 11);
+	d = desc(out, sizeof(out));
+	before = lu_inlined();
+	expect_good(do_io(0x2a, 0, 2048, &d, 1, SRP_DIR_OUT));
+	cr_assert_eq(lu_inlined(), before, "a 1 MiB WRITE goes to the ring or the pool");
+	d = desc(in, sizeof(in));
+	expect_good(do_io(0x28, 0, 2048, &d, 1, SRP_DIR_IN));
+	cr_assert_arr_eq(in, out, sizeof(in));
 }

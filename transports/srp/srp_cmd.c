@@ -327,10 +327,14 @@ void srpt_cmd_start(struct srpt_ch *ch, struct srpt_req *r)
 	st->exp_xfer_len = r->cmd.xfer_len;
 	st->done = task_done;
 	st->priv = r;
-	/* a small READ/WRITE the page cache answers is done right here, in this round; larger
-	 * ones go to this thread's own io_uring and complete on it as well (docs/srp.md,
-	 * "Figures": under emulation every thread wake-up costs more than the copy) */
+	/* a READ the page cache answers (of any size: RWF_NOWAIT) and a small WRITE are done
+	 * right here, in this round; a larger WRITE (it may wait for dirty throttling) and a
+	 * READ the cache cannot answer go to this thread's own io_uring and complete on it as
+	 * well (docs/srp.md, "Figures": under emulation every thread wake-up costs more than
+	 * the copy; a 1 MiB READ answered in the round it arrived leaves with that round's
+	 * doorbell instead of waiting for the ring's completion) */
 	st->inline_io = true;
+	st->inline_large = true;
 	if (r->cmd.xfer_len > SRPT_MAX_XFER) {
 		srpt_cmd_fail(ch, r, SR_INVALID_FIELD_IN_CDB);
 		return;
