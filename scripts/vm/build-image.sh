@@ -24,6 +24,7 @@ ROOT_PKGS=(
 	tcmu-runner targetcli-fb tgt
 	liburing2 libisal2 libiscsi7 # build/utgtd and utgt-bench run in the guest (RDMA tests)
 	linux-perf strace # profiling the daemons and the guest kernel where the time goes
+	iperf3 # the one-stream TCP floor tests/vm/iscsi_compare.sh holds 1 MiB transfers against
 )
 # All of Debian's modules go into the root but for hardware this guest never has: modules asked
 # for by name at run time (rdma_rxe requests "crc32", nft rules load nft_reject_*, sd_mod needs
