@@ -161,8 +161,6 @@ declare -A JN=([w1]="1M seq write QD1, MB/s" [w8]="1M seq write QD8, MB/s"
 for j in "${JOBS[@]}"; do [ -n "${ARGS[$j]:-}" ] || fail "jobs=: no job $j (w1 w8 r1 r8 rr lat)"; done
 declare -A V=() CPU=() GCSW=() OWN=()
 IPERF=()
-per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
-ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 
 step "$ROUNDS rounds of ${#JOBS[@]} jobs x 2 targets, ${RUNTIME}+${RAMP} s each, alternating; iperf3 each round"
 t0=$SECONDS
@@ -173,13 +171,13 @@ for r in $(seq 1 "$ROUNDS"); do
 		for i in 0 1; do
 			t=${TG[$((r % 2 ? i : 1 - i))]}
 			read -r s0 _ < <(cpu_stat)
-			g0=$(ctxt)
+			g0=$(ctxt_count)
 			[ "$t" = utgtd ] && read -r u0 _ < <(proc_sched "$UTGTD_PID")
 			b0=$(blk_bytes "${DEV[$t]}")
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" --size="${LU_MB}M" ${ARGS[$j]}) || fail "$t $j"
 			read -r s1 _ < <(cpu_stat)
-			g1=$(ctxt)
+			g1=$(ctxt_count)
 			b=$(($(blk_bytes "${DEV[$t]}") - b0))
 			case $j in
 			rr) V[$t,$j]+="${v#* } " ;;
@@ -211,11 +209,6 @@ expect_eq "utgtd exit status" "$rc" 0
 echo 0 >"$tpg/enable"
 
 step "table"
-med() {
-	local -n a=$1
-	# shellcheck disable=SC2086
-	if [ -n "${a[$2,$3]:-}" ]; then median ${a[$2,$3]}; else echo -; fi
-}
 IP=$(median "${IPERF[@]}")
 {
 	echo "iSCSI/TCP on loopback, one guest ($(nproc) vCPU, TCG); initiator Linux $(uname -r)"
@@ -249,9 +242,5 @@ IP=$(median "${IPERF[@]}")
 		for j in "${JOBS[@]}"; do echo "  $t $j: ${V[$t,$j]}(guest CPU us/IO ${CPU[$t,$j]})"; done
 	done
 } | tee "$OUT"
-for t in "${TG[@]}"; do
-	for j in "${JOBS[@]}"; do
-		[ "$(med V "$t" "$j")" != - ] || fail "$t $j: no measurement"
-	done
-done
+all_measured V
 say "PASS iscsi_compare"

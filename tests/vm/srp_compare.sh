@@ -137,8 +137,6 @@ declare -A ARGS=(
 	[lat]="--rw=randread --bs=4k --iodepth=1"
 ) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
 declare -A PKT=() RESENT=() DROP=() GCSW=()
-# per_io N BYTES SIZE: N per SIZE-byte I/O, one decimal
-per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
 last() { if [ $# -gt 0 ]; then echo "${*: -1}"; else echo -; fi; }
 step "$ROUNDS rounds of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}+${RAMP} s each, alternating"
 t0=$SECONDS
@@ -151,14 +149,14 @@ for r in $(seq 1 "$ROUNDS"); do
 			p=${PIDOF[$t]:-}
 			read -r s0 k0 < <(cpu_stat)
 			read -r x0 y0 z0 < <(rxe_wire_stat)
-			g0=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
+			g0=$(ctxt_count)
 			b0=$(blk_bytes "${DEV[$t]}")
 			if [ -n "$p" ]; then read -r r0 w0 c0 < <(proc_sched "$p"); fi
 			# shellcheck disable=SC2086
 			v=$(fio_bw "$t-$j-$r" "${DEV[$t]}" ${ARGS[$j]}) || fail "$t $j"
 			read -r s1 k1 < <(cpu_stat)
 			read -r x1 y1 z1 < <(rxe_wire_stat)
-			g1=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
+			g1=$(ctxt_count)
 			b=$(($(blk_bytes "${DEV[$t]}") - b0))
 			PKT[$t,$j]+="$(per_io $((x1 - x0)) "$b" "${SIZE[$j]}") "
 			RESENT[$t,$j]+="$(per_io $((y1 - y0)) "$b" "${SIZE[$j]}") "
@@ -239,12 +237,6 @@ fi
 echo 0 >$tpg/enable
 
 step "table"
-# med KIND TARGET JOB: the median of one list
-med() {
-	local -n a=$1
-	# shellcheck disable=SC2086
-	if [ -n "${a[$2,$3]:-}" ]; then median ${a[$2,$3]}; else echo -; fi
-}
 # against OTHER: utgtd's medians over OTHER's per job, latency and CPU inverted (above 1: utgtd
 # better)
 against() {
@@ -299,9 +291,5 @@ against() {
 		done
 	done
 } | tee "$OUT"
-for t in "${TG[@]}"; do
-	for j in "${JOBS[@]}"; do
-		[ "$(med V "$t" "$j")" != - ] || fail "$t $j: no measurement"
-	done
-done
+all_measured V
 say "PASS srp_compare"

@@ -102,3 +102,23 @@ spread() {
 	printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
 		END { if (NR == 0) print "-"; else print lo "-" hi }'
 }
+
+# per_io N BYTES SIZE: N per SIZE-byte I/O of BYTES moved, one decimal ("-" without I/O).
+per_io() { awk -v n="$1" -v b="$2" -v s="$3" 'BEGIN { if (b > 0) printf "%.1f", n / (b / s); else print "-" }'; }
+
+# med ARRAY TARGET JOB: the median of the space-separated list ARRAY[TARGET,JOB] ("-" if none).
+med() {
+	local -n a=$1
+	# shellcheck disable=SC2086
+	if [ -n "${a[$2,$3]:-}" ]; then median ${a[$2,$3]}; else echo -; fi
+}
+
+# all_measured ARRAY: fail unless ARRAY holds a figure for every target in TG and job in JOBS.
+all_measured() {
+	local t j
+	for t in "${TG[@]}"; do
+		for j in "${JOBS[@]}"; do
+			[ "$(med "$1" "$t" "$j")" != - ] || fail "$t $j: no measurement"
+		done
+	done
+}

@@ -40,3 +40,6 @@ cpu_us_per() {
 	awk -v t="$1" -v b="$2" -v s="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN {
 		if (b > 0) printf "%.0f", t / hz * 1e6 / (b / s); else print "-" }'
 }
+
+# ctxt_count: context switches of the whole guest so far (/proc/stat ctxt).
+ctxt_count() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
