@@ -186,6 +186,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 say "measured in $((SECONDS - t0)) s"
+# which of rxe0's error counters moved (the resent column sums four of them)
+say "rxe0 counters that are not zero: $(cd /sys/class/infiniband/rxe0/ports/1/hw_counters &&
+	grep -v '^0$' -- * 2>/dev/null | tr '\n' ' ')"
 
 # where_threads JOB: what utgtd's threads do while JOB runs on it alone (20 samples 0.2 s apart:
 # name, state, system call number, the CPU it ran on last and the CPUs it may run on: pin
