@@ -24,7 +24,11 @@
 # e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
 # base_opt=KEY:VALUE (repeatable) add a driver attribute to utgtd's or the base's ib_srpt
 # (e.g. opt=threads:2); jobs=A+B only those of sr, sw, rr, lat (short development runs; `,` or `+`
-# between them, `+` inside UTGT_VM_ARGS, which splits at commas); perf=0 skips perftest.
+# between them, `+` inside UTGT_VM_ARGS, which splits at commas); perf=0 skips perftest;
+# profile=A+B (jobs as for jobs=) ends with, for each of those jobs on each target, the
+# guest's threads by run time and switches per I/O (lib/cpustat.sh task_profile) and a perf
+# profile (profile_job: µs of CPU per I/O by command, module and symbol, idle included as
+# swapper's halt), into /out/srp-profile.txt.
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/srp.sh
 . /src/tests/vm/lib/compare.sh
@@ -34,7 +38,7 @@ BASE_PID=
 trap 'for p in $UTGTD_PID $BASE_PID; do kill -KILL "$p" 2>/dev/null || true; done; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 ROUNDS=$([ "$QUICK" = 1 ] && echo 2 || echo 5)
 RUNTIME=$([ "$QUICK" = 1 ] && echo 4 || echo 8)
-BASE= OPT= BASE_OPT= ONLY_JOBS= PERF=1
+BASE= OPT= BASE_OPT= ONLY_JOBS= PERF=1 PROFILE=
 for a in "$@"; do
 	case $a in
 	rounds=*) ROUNDS=${a#rounds=} ;;
@@ -44,11 +48,15 @@ for a in "$@"; do
 	base_opt=*) BASE_OPT+="${a#base_opt=} " ;;
 	jobs=*) ONLY_JOBS=${a#jobs=} ;;
 	perf=0) PERF=0 ;;
+	profile=*) PROFILE=${a#profile=} ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] || fail "rounds=$ROUNDS secs=$RUNTIME"
 for j in ${ONLY_JOBS//[,+]/ }; do
 	case $j in sr | sw | rr | lat) ;; *) fail "jobs=$ONLY_JOBS: no job $j (sr sw rr lat)" ;; esac
+done
+for j in ${PROFILE//[,+]/ }; do
+	case $j in sr | sw | rr | lat) ;; *) fail "profile=$PROFILE: no job $j (sr sw rr lat)" ;; esac
 done
 RAMP=1
 KEEP_CACHE=1
@@ -216,6 +224,22 @@ where_threads() {
 }
 where_threads lat
 where_threads sr
+
+if [ -n "$PROFILE" ]; then
+	step "the guest's CPU per I/O by symbol during ${PROFILE//[,+]/ }, each target in turn"
+	for j in ${PROFILE//[,+]/ }; do
+		for t in "${TG[@]}"; do
+			# shellcheck disable=SC2086
+			task_profile "$t-$j" "${DEV[$t]}" "${SIZE[$j]}" ${ARGS[$j]}
+			if [ "$j" = sw ]; then sync; fi
+		done
+		for t in "${TG[@]}"; do
+			# shellcheck disable=SC2086
+			profile_job "$t-$j" "${DEV[$t]}" "${SIZE[$j]}" ${ARGS[$j]}
+			if [ "$j" = sw ]; then sync; fi
+		done
+	done | tee /out/srp-profile.txt
+fi
 
 pr=() pw=()
 [ "$PERF" = 1 ] && step "perftest on the same link (1 MiB messages, 3 runs each)"

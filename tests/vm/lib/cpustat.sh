@@ -43,3 +43,88 @@ cpu_us_per() {
 
 # ctxt_count: context switches of the whole guest so far (/proc/stat ctxt).
 ctxt_count() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
+
+# task_snapshot: "TID RUN_NS SWITCHES COMM" for every thread of the guest (schedstat's run
+# time, by the scheduler's clock; voluntary plus involuntary context switches).  grep, not
+# awk, opens the files: a thread may end while they are read.
+task_snapshot() {
+	{
+		grep -H '' /proc/[0-9]*/task/[0-9]*/comm /proc/[0-9]*/task/[0-9]*/schedstat
+		grep -H ctxt_switches /proc/[0-9]*/task/[0-9]*/status
+	} 2>/dev/null | awk -F: '{ split($1, p, "/"); t = p[5] }
+		$1 ~ /comm$/ { c[t] = substr($0, length($1) + 2) }
+		$1 ~ /schedstat$/ { split($2, v, " "); r[t] = v[1] }
+		$1 ~ /status$/ { s[t] += $3 }
+		END { for (t in r) if (t in c) print t, r[t], s[t] + 0, c[t] }'
+}
+
+# task_profile LABEL DEV SIZE FIO_ARGS...: which threads of the guest ran while one fio job of
+# SIZE-byte I/Os ran on DEV for RUNTIME s (from its second second on): per thread name (digits
+# as #, so a kworker's or an io-wq worker's instances add up), µs of run time and context
+# switches per I/O, from two task_snapshots; then /proc/stat's user, system, irq, softirq
+# and idle time per I/O.  Exact where perf's sampling is not: the scheduler's clock, no
+# sampling interrupt to change what runs.  Threads that end inside the window are lost;
+# softirq work counts to whichever thread it interrupted.
+task_profile() {
+	local label=$1 dev=$2 size=$3 b0 ios job st0 st1
+	shift 3
+	fio --name="tasks-$label" --filename="$dev" --direct=1 --ioengine=libaio \
+		--time_based --runtime=$((RUNTIME + 2)) "$@" >/dev/null 2>&1 &
+	job=$!
+	sleep 1
+	task_snapshot >"/tmp/tasks0-$label"
+	st0=$(awk '$1 == "cpu" { print $2 + $3, $4, $7, $8, $5; exit }' /proc/stat)
+	b0=$(blk_bytes "$dev")
+	sleep "$RUNTIME"
+	ios=$((($(blk_bytes "$dev") - b0) / size))
+	st1=$(awk '$1 == "cpu" { print $2 + $3, $4, $7, $8, $5; exit }' /proc/stat)
+	task_snapshot >"/tmp/tasks1-$label"
+	wait "$job" || fail "task profile $label: fio failed"
+	[ "$ios" -gt 0 ] || fail "task profile $label: no I/O"
+	echo "  $label, $ios I/Os: threads by run time (us per I/O, switches per I/O):"
+	awk -v n="$ios" 'NR == FNR { r0[$1] = $2; s0[$1] = $3; next }
+		{ name = $4; for (i = 5; i <= NF; i++) name = name " " $i; gsub(/[0-9]+/, "#", name)
+		  run[name] += ($2 - r0[$1]) / 1000; sw[name] += $3 - s0[$1] }
+		END { for (k in run) if (run[k] / n >= 10 || sw[k] / n >= 0.5)
+			printf "    %8.0f %6.1f  %s\n", run[k] / n, sw[k] / n, k }' \
+		"/tmp/tasks0-$label" "/tmp/tasks1-$label" | sort -rn
+	awk -v a="$st0" -v b="$st1" -v n="$ios" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "    /proc/stat us per I/O: user %.0f, system %.0f, irq %.0f, softirq %.0f, idle %.0f\n",
+			(y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n, (y[3] - x[3]) / hz * 1e6 / n,
+			(y[4] - x[4]) / hz * 1e6 / n, (y[5] - x[5]) / hz * 1e6 / n }'
+}
+
+# profile_job LABEL DEV SIZE FIO_ARGS...: where the guest's CPU goes while one fio job of
+# SIZE-byte I/Os runs on DEV: perf samples both vCPUs on the cpu-clock at PROF_HZ for
+# RUNTIME s from the job's second second on (fio's start-up left out), and the report gives
+# each command + module, each symbol, and each command + symbol, as µs of CPU per I/O (its
+# samples over PROF_HZ, over the I/Os done while perf ran), so the profiles of two targets
+# under the same job read side by side.  The 30 costliest of each, down to PROF_MIN µs per
+# I/O.  Under TCG the sampling timer changes what it measures (a write job that keeps both
+# vCPUs busy shows half its time idle while perf runs): read shares, and task_profile's
+# figures for the amounts.
+PROF_HZ=${PROF_HZ:-997}
+PROF_MIN=${PROF_MIN:-20}
+profile_job() {
+	local label=$1 dev=$2 size=$3 b0 ios data=/tmp/perf-$1.data key job
+	shift 3
+	fio --name="prof-$label" --filename="$dev" --direct=1 --ioengine=libaio \
+		--time_based --runtime=$((RUNTIME + 2)) "$@" >/dev/null 2>&1 &
+	job=$!
+	sleep 1
+	b0=$(blk_bytes "$dev")
+	command perf record -a -q -F "$PROF_HZ" -e cpu-clock -o "$data" -- sleep "$RUNTIME" ||
+		fail "profile $label: perf record failed"
+	ios=$((($(blk_bytes "$dev") - b0) / size))
+	wait "$job" || fail "profile $label: fio failed"
+	[ "$ios" -gt 0 ] || fail "profile $label: no I/O"
+	for key in comm,dso sym comm,sym; do
+		echo "  $label, $ios I/Os, by $key (us of CPU per I/O):"
+		command perf report -i "$data" --stdio -q --no-children --sort "$key" \
+			-F "sample,$key" 2>/dev/null |
+			awk -v hz="$PROF_HZ" -v n="$ios" -v min="$PROF_MIN" 'NF >= 2 && $1 ~ /^[0-9]+$/ {
+				us = $1 / hz * 1e6 / n; if (us < min) next
+				$1 = ""; printf "    %8.0f %s\n", us, $0 }' | sort -rn | awk 'NR <= 30'
+	done
+}
