@@ -24,7 +24,9 @@
 # e.g. before a change) on its own copy of the file, in the same rounds; opt=KEY:VALUE and
 # base_opt=KEY:VALUE (repeatable) add a driver attribute to utgtd's or the base's ib_srpt
 # (e.g. opt=threads:2); jobs=A+B only those of sr, sw, rr, lat (short development runs; `,` or `+`
-# between them, `+` inside UTGT_VM_ARGS, which splits at commas); perf=0 skips perftest;
+# between them, `+` inside UTGT_VM_ARGS, which splits at commas), or sr2 and sw2: the 1 MiB jobs
+# from one fio job per vCPU at QD4 each (the same QD8 in all, over both channels: one fio job
+# submits from one CPU, and ib_srp picks the channel by CPU); perf=0 skips perftest;
 # profile=A+B (jobs as for jobs=) ends with, for each of those jobs on each target, the
 # guest's threads by run time and switches per I/O (lib/cpustat.sh task_profile) and a perf
 # profile (profile_job: µs of CPU per I/O by command, module and symbol, idle included as
@@ -53,10 +55,10 @@ for a in "$@"; do
 done
 [ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] || fail "rounds=$ROUNDS secs=$RUNTIME"
 for j in ${ONLY_JOBS//[,+]/ }; do
-	case $j in sr | sw | rr | lat) ;; *) fail "jobs=$ONLY_JOBS: no job $j (sr sw rr lat)" ;; esac
+	case $j in sr | sw | rr | lat | sr2 | sw2) ;; *) fail "jobs=$ONLY_JOBS: no job $j (sr sw rr lat sr2 sw2)" ;; esac
 done
 for j in ${PROFILE//[,+]/ }; do
-	case $j in sr | sw | rr | lat) ;; *) fail "profile=$PROFILE: no job $j (sr sw rr lat)" ;; esac
+	case $j in sr | sw | rr | lat | sr2 | sw2) ;; *) fail "profile=$PROFILE: no job $j (sr sw rr lat sr2 sw2)" ;; esac
 done
 RAMP=1
 KEEP_CACHE=1
@@ -137,13 +139,17 @@ for t in "${TG[@]}"; do
 done
 
 JOBS=(sr sw rr lat)
+# sr2 and sw2: one fio job per vCPU, each pinned to its own (fio_bw reads the group's figures)
+SPLIT="--numjobs=$(nproc) --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split --group_reporting"
 if [ -n "$ONLY_JOBS" ]; then read -ra JOBS <<<"${ONLY_JOBS//[,+]/ }"; fi
 declare -A ARGS=(
 	[sr]="--rw=read --bs=1M --iodepth=8"
 	[sw]="--rw=write --bs=1M --iodepth=8"
 	[rr]="--rw=randread --bs=4k --iodepth=16"
 	[lat]="--rw=randread --bs=4k --iodepth=1"
-) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
+	[sr2]="--rw=read --bs=1M --iodepth=4 $SPLIT"
+	[sw2]="--rw=write --bs=1M --iodepth=4 $SPLIT"
+) SIZE=([sr]=1048576 [sw]=1048576 [rr]=4096 [lat]=4096 [sr2]=1048576 [sw2]=1048576) V=() CPU=() KCPU=() OWN=() WAIT=() CSW=()
 declare -A PKT=() RESENT=() DROP=() GCSW=()
 last() { if [ $# -gt 0 ]; then echo "${*: -1}"; else echo -; fi; }
 step "$ROUNDS rounds of ${#JOBS[@]} jobs x ${#TG[@]} targets, ${RUNTIME}+${RAMP} s each, alternating"
@@ -171,7 +177,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			DROP[$t,$j]+="$(per_io $((z1 - z0)) "$b" "${SIZE[$j]}") "
 			GCSW[$t,$j]+="$(per_io $((g1 - g0)) "$b" "${SIZE[$j]}") "
 			case $j in
-			sr | sw) V[$t,$j]+="${v% *} " ;;
+			sr | sw | sr2 | sw2) V[$t,$j]+="${v% *} " ;;
 			rr) V[$t,$j]+="${v#* } " ;;
 			lat) V[$t,$j]+="$(fio_lat_us "$t-$j-$r") " ;;
 			esac
@@ -184,7 +190,7 @@ for r in $(seq 1 "$ROUNDS"); do
 				CSW[$t,$j]+="$(per_io $((c1 - c0)) "$b" "${SIZE[$j]}") "
 			fi
 			# written back outside the next job's window
-			if [ "$j" = sw ]; then sync; fi
+			case $j in sw | sw2) sync ;; esac
 		done
 	done
 	for t in "${TG[@]}"; do
@@ -231,12 +237,12 @@ if [ -n "$PROFILE" ]; then
 		for t in "${TG[@]}"; do
 			# shellcheck disable=SC2086
 			task_profile "$t-$j" "${DEV[$t]}" "${SIZE[$j]}" ${ARGS[$j]}
-			if [ "$j" = sw ]; then sync; fi
+			case $j in sw | sw2) sync ;; esac
 		done
 		for t in "${TG[@]}"; do
 			# shellcheck disable=SC2086
 			profile_job "$t-$j" "${DEV[$t]}" "${SIZE[$j]}" ${ARGS[$j]}
-			if [ "$j" = sw ]; then sync; fi
+			case $j in sw | sw2) sync ;; esac
 		done
 	done | tee /out/srp-profile.txt
 fi
@@ -287,6 +293,8 @@ against() {
 		case $j in
 		sr) jn="1M seq read QD8, MB/s" ;; sw) jn="1M seq write QD8, MB/s" ;;
 		rr) jn="4k rand read QD16, IOPS" ;; lat) jn="4k rand read QD1, mean us" ;;
+		sr2) jn="1M seq read $(nproc)x QD4 (a job per vCPU), MB/s" ;;
+		sw2) jn="1M seq write $(nproc)x QD4 (a job per vCPU), MB/s" ;;
 		esac
 		for t in "${TG[@]}"; do
 			# shellcheck disable=SC2086
