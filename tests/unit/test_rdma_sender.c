@@ -1,6 +1,6 @@
 /* Sender threads (transports/rdma/rdma_sender.c) with real threads on stand-in verbs: a chain
- * with at least cfg.handoff_bytes of RDMA WRITE data is posted by the connection's sender (one
- * per CPU; connections spread over them), smaller ones inline.
+ * with at least cfg.handoff_bytes of RDMA WRITE or READ data is posted by the connection's
+ * sender (one per CPU; connections spread over them), smaller ones inline.
  *
  * What must hold: a connection's chains reach the device in the order they were staged, a
  * small one staged behind large ones still queued follows them through the sender (never
@@ -215,6 +215,16 @@ static void respond(int k, int i, uint32_t bytes)
 	rdma_conn_flush(C[k]);
 }
 
+/* Command i of connection k fetching `bytes` of data-out by RDMA READ, then flushed. */
+static void fetch(int k, int i, uint32_t bytes)
+{
+	struct rdma_rseg rem = {.addr = 0x100000u * (unsigned)(i + 1), .rkey = 7, .len = bytes};
+	struct rdma_seg loc = {.addr = LOCAL, .len = bytes, .lkey = 9};
+
+	cr_assert_eq(rdma_conn_read(C[k], &rem, 1, &loc, 1, bytes, &OP[k][i]), 0);
+	rdma_conn_flush(C[k]);
+}
+
 static bool pending_zero(void)
 {
 	return !atomic_load(&C[0]->ho_pending) && !atomic_load(&C[1]->ho_pending);
@@ -258,6 +268,29 @@ Test(rdma_sender, large_chains_go_to_the_connections_sender_small_ones_stay_inli
 	cr_assert_null(C[0]->ho_sender);
 	cr_assert_eq(atomic_load(&SRV.senders[0].nconns) + atomic_load(&SRV.senders[1].nconns), 1,
 		     "a connection freed leaves its sender");
+}
+
+/* With rxe the peer answers an RDMA READ on the CPU that posted it: a large WRITE's data-out is
+ * most of its work, and goes to the sender as a large READ's data-in does. */
+Test(rdma_sender, large_rdma_reads_go_to_the_sender_too, .init = setup, .fini = teardown)
+{
+	unsigned reads = 0;
+
+	fetch(0, 0, 4096);
+	cr_assert_eq(inline_doorbells, 1, "a small RDMA READ: posted by the caller");
+	cr_assert_eq(C[0]->handoffs, 0);
+	fetch(0, 1, BIG);
+	cr_assert_eq(C[0]->handoffs, 1, "an RDMA READ of handoff_bytes: the sender's");
+	cr_assert_not_null(C[0]->ho_sender);
+	wait_for(pending_zero, "the sender's post");
+	cr_assert_eq(doorbells, 2);
+	cr_assert_eq(inline_doorbells, 1, "the large one was posted by the sender");
+	pthread_mutex_lock(&mu);
+	for (unsigned j = 0; j < nposted; j++)
+		reads += posted[j].qp == &QP[0] && posted[j].op == IBV_WR_RDMA_READ;
+	pthread_mutex_unlock(&mu);
+	cr_assert_eq(reads, 2, "both READs reached the device");
+	cr_assert_eq(C[0]->stage.data_bytes, 0, "the stage's count starts again");
 }
 
 /* Both connections on one sender, as more connections than CPUs would be. */
@@ -436,7 +469,7 @@ Test(rdma_sender, a_refused_chain_fails_on_its_thread, .init = setup, .fini = te
 		cr_assert_eq(
 		    rdma_conn_write_send(C[0], &rem, 1, &loc, 1, BIG, b, 36, false, &OP[0][i]), 0);
 	}
-	cr_assert_eq(C[0]->stage.write_bytes, two);
+	cr_assert_eq(C[0]->stage.data_bytes, two);
 	refuse_at = 2;
 	refuse_db = 0;
 	rdma_conn_flush(C[0]);

@@ -144,9 +144,10 @@ struct rdma_srv_cfg {
 	uint32_t pool_chunk; /* data pool chunk, bytes */
 	uint64_t pool_max;   /* data pool cap per device and thread, bytes */
 	uint32_t max_inline; /* inline send size to ask the device for */
-	/* A round's chain with at least this many bytes of RDMA WRITE (data-in) is posted by a
-	 * sender thread on another CPU than the event thread's; later chains of the connection
-	 * follow it there while it has any queued.  0: every chain is posted inline. */
+	/* A round's chain with at least this many bytes of RDMA WRITE (data-in) and READ
+	 * (data-out) is posted by a sender thread on another CPU than the event thread's; later
+	 * chains of the connection follow it there while it has any queued.  0: every chain is
+	 * posted inline. */
 	uint32_t handoff_bytes;
 };
 

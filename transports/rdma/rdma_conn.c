@@ -350,8 +350,9 @@ void rdma_conn_handoff_fail(struct rdma_conn *c)
 		c->state = RDMA_CONN_CLOSED;
 }
 
-/* A chain goes to a sender thread when it carries enough RDMA WRITE data to be worth moving
- * its send work to another CPU, or when earlier chains of the connection are still with one. */
+/* A chain goes to a sender thread when it carries enough RDMA WRITE or READ data to be worth
+ * moving its work to another CPU, or when earlier chains of the connection are still with
+ * one. */
 static bool handoff(struct rdma_conn *c, unsigned n)
 {
 	const struct rdma_stage *st = &c->stage;
@@ -359,7 +360,7 @@ static bool handoff(struct rdma_conn *c, unsigned n)
 	struct rdma_sender *s;
 
 	if (!atomic_load_explicit(&c->ho_pending, memory_order_acquire) &&
-	    (!min || st->write_bytes < min))
+	    (!min || st->data_bytes < min))
 		return false;
 	s = rdma_sender_pick(c);
 	return s && !rdma_sender_queue(s, c, &st->wr[0], n);
@@ -376,11 +377,11 @@ void rdma_conn_flush(struct rdma_conn *c)
 		return;
 	if (handoff(c, n)) {
 		st->nwr = st->nsge = 0;
-		st->write_bytes = 0;
+		st->data_bytes = 0;
 		return;
 	}
 	st->nwr = st->nsge = 0; /* the array stays intact until the next operation is staged */
-	st->write_bytes = 0;
+	st->data_bytes = 0;
 	rc = ibv_post_send(c->qp, &st->wr[0], &bad);
 	c->doorbells++;
 	if (!rc) {
@@ -497,7 +498,7 @@ int rdma_conn_write_send(struct rdma_conn *c, const struct rdma_rseg *rem, unsig
 	}
 	send_wr(c, &st->wr[st->nwr + n], &st->sge[st->nsge + nsge], b, len, solicited, op);
 	stage_commit(c, (unsigned)n + 1, nsge + 1, op);
-	st->write_bytes += bytes;
+	st->data_bytes += bytes;
 	return 0;
 }
 
@@ -523,6 +524,7 @@ int rdma_conn_read(struct rdma_conn *c, const struct rdma_rseg *rem, unsigned nr
 	st->wr[st->nwr + n - 1].send_flags = IBV_SEND_SIGNALED;
 	op->send_buf = NULL;
 	stage_commit(c, (unsigned)n, nsge, op);
+	st->data_bytes += bytes;
 	return 0;
 }
 
@@ -568,7 +570,7 @@ void rdma_conn_go_down(struct rdma_conn *c, const char *why)
 	if (c->stage.nwr) {
 		/* staged, never posted */
 		c->stage.nwr = c->stage.nsge = 0;
-		c->stage.write_bytes = 0;
+		c->stage.data_bytes = 0;
 		fail_from(c, &c->stage.wr[0]);
 	}
 	c->busy--;

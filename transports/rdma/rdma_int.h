@@ -87,7 +87,7 @@ struct rdma_stage {
 	struct ibv_send_wr wr[RDMA_STAGE_WR];
 	struct ibv_sge sge[RDMA_STAGE_SGE];
 	unsigned nwr, nsge;
-	uint64_t write_bytes; /* RDMA WRITE data in it (cfg.handoff_bytes) */
+	uint64_t data_bytes; /* RDMA WRITE and READ data in it (cfg.handoff_bytes) */
 };
 
 /* A chain handed to a sender thread (rdma_sender.c): copies of the stage's work requests and
@@ -103,10 +103,12 @@ struct rdma_post {
 };
 
 /* One thread that only posts handed-off chains, pinned to one CPU.  With rxe the post's system
- * call sends the first 1,024 packets and schedules the rest as a tasklet on the caller's CPU:
- * a connection that always posts from its own sender has its send work on that sender's CPU,
- * and connections spread over the senders use every CPU, wherever the scheduler puts their
- * event threads (docs/performance.md, "Fifth round"). */
+ * call sends the first 1,024 packets and schedules the rest as a tasklet on the caller's CPU,
+ * and the peer answers an RDMA READ in a tasklet on that CPU too (its read responses, and our
+ * side's copy of them, are most of a large WRITE's work): a connection that always posts from
+ * its own sender has that work on the sender's CPU, not on its event thread's, and
+ * connections spread over the senders use every CPU, wherever the scheduler puts their event
+ * threads (docs/performance.md, "Fifth round" and "Eighth round"). */
 struct rdma_sender {
 	struct rdma_srv *srv;
 	unsigned idx;

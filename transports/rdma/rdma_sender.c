@@ -1,5 +1,6 @@
-/* Sender threads: chains of large responses posted by a thread per CPU, each connection always
- * by the same one (cfg.handoff_bytes; rdma_int.h says why).  A sender only calls
+/* Sender threads: chains moving much data (a large READ's response, a large WRITE's data-out
+ * fetch) posted by a thread per CPU, each connection always by the same one
+ * (cfg.handoff_bytes; rdma_int.h says why).  A sender only calls
  * ibv_post_send: the operations stay their connection's, their completions come to its event
  * thread as before, and their send queue room (sq_used) was taken when they were staged.
  * What must hold:
