@@ -44,6 +44,17 @@ cpu_us_per() {
 # ctxt_count: context switches of the whole guest so far (/proc/stat ctxt).
 ctxt_count() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 
+# fio_bg NAME DEV FIO_ARGS...: one fio job on DEV for RUNTIME + 2 s in the background, its pid
+# in FIO_BG; returns a second in, so what is measured next leaves fio's start-up out.
+fio_bg() {
+	local name=$1 dev=$2
+	shift 2
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
+		--time_based --runtime=$((RUNTIME + 2)) "$@" >/dev/null 2>&1 &
+	FIO_BG=$!
+	sleep 1
+}
+
 # task_snapshot: "TID RUN_NS SWITCHES COMM" for every thread of the guest (schedstat's run
 # time, by the scheduler's clock; voluntary plus involuntary context switches).  grep, not
 # awk, opens the files: a thread may end while they are read.
@@ -68,10 +79,8 @@ task_snapshot() {
 task_profile() {
 	local label=$1 dev=$2 size=$3 b0 ios job st0 st1
 	shift 3
-	fio --name="tasks-$label" --filename="$dev" --direct=1 --ioengine=libaio \
-		--time_based --runtime=$((RUNTIME + 2)) "$@" >/dev/null 2>&1 &
-	job=$!
-	sleep 1
+	fio_bg "tasks-$label" "$dev" "$@"
+	job=$FIO_BG
 	task_snapshot >"/tmp/tasks0-$label"
 	st0=$(awk '$1 == "cpu" { print $2 + $3, $4, $7, $8, $5; exit }' /proc/stat)
 	b0=$(blk_bytes "$dev")
@@ -109,10 +118,8 @@ PROF_MIN=${PROF_MIN:-20}
 profile_job() {
 	local label=$1 dev=$2 size=$3 b0 ios data=/tmp/perf-$1.data key job
 	shift 3
-	fio --name="prof-$label" --filename="$dev" --direct=1 --ioengine=libaio \
-		--time_based --runtime=$((RUNTIME + 2)) "$@" >/dev/null 2>&1 &
-	job=$!
-	sleep 1
+	fio_bg "prof-$label" "$dev" "$@"
+	job=$FIO_BG
 	b0=$(blk_bytes "$dev")
 	command perf record -a -q -F "$PROF_HZ" -e cpu-clock -o "$data" -- sleep "$RUNTIME" ||
 		fail "profile $label: perf record failed"
