@@ -270,10 +270,11 @@ lio_start() {
 lio_lu() { # NAME FILE MB VENDOR PRODUCT SERIAL
 	local d=$LIO/core/fileio_0/$1
 	mkdir -p "$d"
-	echo "fd_dev_name=$2,fd_dev_size=$(($3 << 20))" >"$d/control"
+	# write-back through the page cache with SYNCHRONIZE CACHE, as utgtd's vdisk_fileio and
+	# tgtd default to: fd_buffered_io=1 (without it target_core_file opens the file O_DSYNC,
+	# whatever emulate_write_cache says, and every write is several times slower here)
+	echo "fd_dev_name=$2,fd_dev_size=$(($3 << 20)),fd_buffered_io=1" >"$d/control"
 	echo 1 >"$d/enable"
-	# write-back with SYNCHRONIZE CACHE, as utgtd's vdisk_fileio and tgtd default to (LIO's
-	# default, O_DSYNC on every write, is several times slower here)
 	echo 1 >"$d/attrib/emulate_write_cache"
 	printf %s "$4" >"$d/wwn/vendor_id"
 	printf %s "$5" >"$d/wwn/product_id"
