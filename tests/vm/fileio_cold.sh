@@ -12,17 +12,19 @@
 #   for RUNTIME seconds (IOPS)
 # Under TCG only ratios within one run mean something.  Table in /out/fileio-cold.txt.
 # Arguments: quick (1 round), rounds=N (default 3), secs=N (default 5), mb=N (file size,
-# default 192), build=DIR.
+# default 192), build=DIR, base=DIR (a fourth target: DIR's utgtd with its default engine, to
+# hold a change against).
 . /src/tests/vm/lib/common.sh
 . /src/tests/vm/lib/compare.sh
 ROUNDS=$([ "$QUICK" = 1 ] && echo 1 || echo 3)
-RUNTIME=5 MB=192 BUILD_DIR=build
+RUNTIME=5 MB=192 BUILD_DIR=build BASE_DIR=
 for a in "$@"; do
 	case $a in
 	rounds=*) ROUNDS=${a#rounds=} ;;
 	secs=*) RUNTIME=${a#secs=} ;;
 	mb=*) MB=${a#mb=} ;;
 	build=*) BUILD_DIR=${a#build=} ;;
+	base=*) BASE_DIR=${a#base=} ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] && [ "$RUNTIME" -ge 1 ] && [ "$MB" -ge 8 ] || fail "rounds=$ROUNDS secs=$RUNTIME mb=$MB"
@@ -33,11 +35,15 @@ OUT=/out/fileio-cold.txt
 TG=(uring pool tgtd)
 JOBS=(r1 r8 rr)
 declare -A NAME=([uring]="utgtd, io_uring engine" [pool]="utgtd, thread pool engine"
-	[tgtd]="tgtd (pread, thread pool)")
-declare -A PORT=([uring]=3260 [pool]=3262 [tgtd]=3261)
-declare -A URL=([uring]=iscsi://127.0.0.1:3260/iqn.2026-12.org.utgt:cold/0
-	[pool]=iscsi://127.0.0.1:3262/iqn.2026-12.org.utgt:cold/0
-	[tgtd]=iscsi://127.0.0.1:3261/iqn.2026-12.org.tgt:cold/1)
+	[tgtd]="tgtd (pread, thread pool)" [base]="base ($BASE_DIR), io_uring")
+declare -A PORT=([uring]=3260 [pool]=3262 [tgtd]=3261 [base]=3263)
+declare -A URL=([tgtd]=iscsi://127.0.0.1:3261/iqn.2026-12.org.tgt:cold/1)
+declare -A BIN=([uring]=$UTGTD [pool]=$UTGTD)
+if [ -n "$BASE_DIR" ]; then
+	BIN[base]=/src/$BASE_DIR/utgtd
+	[ -x "${BIN[base]}" ] || fail "${BIN[base]}: not built"
+	TG+=(base)
+fi
 declare -A M DD
 UPIDS=()
 on_fail() { tail -20 /tmp/utgtd-*.log /tmp/tgtd.log 2>/dev/null; }
@@ -51,7 +57,8 @@ trap 'cleanup; jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 step "a ${MB} MiB file of random bytes on the guest's disk; utgtd twice and tgtd serve it"
 dd if=/dev/urandom of=$FILE bs=1M count="$MB" status=none
 sync
-for k in uring pool; do
+for k in "${!BIN[@]}"; do
+	URL[$k]=iscsi://127.0.0.1:${PORT[$k]}/iqn.2026-12.org.utgt:cold/0
 	cat >/tmp/utgtd-$k.conf <<EOF
 HANDLER vdisk_fileio {
 	DEVICE cold0 {
@@ -67,7 +74,7 @@ TARGET_DRIVER iscsi {
 	}
 }
 EOF
-	env $([ $k = pool ] && echo UTGT_NO_IO_URING=1) "$UTGTD" -f -c /tmp/utgtd-$k.conf \
+	env $([ $k = pool ] && echo UTGT_NO_IO_URING=1) "${BIN[$k]}" -f -c /tmp/utgtd-$k.conf \
 		--admin-socket /tmp/utgtd-$k.sock --state-dir /tmp/utgtd-$k.state >/tmp/utgtd-$k.log 2>&1 &
 	UPIDS+=($!)
 	wait_until 60 "utgtd ($k) to listen" grep -q "listening on" /tmp/utgtd-$k.log
@@ -112,8 +119,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	DD[$r]=$v
 	say "dd bs=1M: $v MB/s"
 	for j in "${JOBS[@]}"; do
-		for i in 0 1 2; do
-			k=${TG[$(((i + r - 1) % 3))]}
+		for i in "${!TG[@]}"; do
+			k=${TG[$(((i + r - 1) % ${#TG[@]}))]}
 			v=$(bench "$k" "$j") || fail "$k $j: no figure"
 			M[$k,$j]+="$v "
 			say "$(printf '%-28s %-3s %8s' "${NAME[$k]}" "$j" "$v")"
@@ -134,7 +141,8 @@ all_measured M
 		done
 		echo
 	done
-	for k in uring pool; do
+	for k in "${TG[@]}"; do
+		[ "$k" = tgtd ] && continue
 		printf '%-28s' "${k} / tgtd"
 		for j in "${JOBS[@]}"; do printf ' | %-22s' "$(ratio "$(med M $k "$j")" "$(med M tgtd "$j")")"; done
 		echo
@@ -142,6 +150,11 @@ all_measured M
 	printf '%-28s' "uring / pool"
 	for j in "${JOBS[@]}"; do printf ' | %-22s' "$(ratio "$(med M uring "$j")" "$(med M pool "$j")")"; done
 	echo
+	if [ -n "$BASE_DIR" ]; then
+		printf '%-28s' "uring / base"
+		for j in "${JOBS[@]}"; do printf ' | %-22s' "$(ratio "$(med M uring "$j")" "$(med M base "$j")")"; done
+		echo
+	fi
 	# shellcheck disable=SC2046
 	echo "dd bs=1M of the file (the disk's sequential floor): $(median $(printf '%s ' "${DD[@]}")) MB/s"
 } | tee "$OUT"
