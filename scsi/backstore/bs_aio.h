@@ -51,6 +51,8 @@ struct bs_aio_stats {
 	uint64_t queued;     /* I/Os that waited for a free slot */
 	uint64_t own_ring;   /* steps completed on the submitting thread's own ring */
 	uint64_t inlined;    /* steps run on the submitting thread (bs_io.inline_ok) */
+	uint64_t cold;       /* READ steps the page cache could not answer (RWF_NOWAIT), so read
+			      * by a thread that may sleep: the ring's workers or the pool */
 };
 
 struct bs_aio;

@@ -749,6 +749,66 @@ BOTH(inline_large_ok_runs_a_large_cached_read_on_the_submitter)
 	bs_aio_destroy(a);
 }
 
+/* Are the first len bytes of fd out of the page cache?  (tmpfs never lets them go.) */
+static bool evicted(int fd, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char vec[(4 << 20) / 4096];
+	void *m;
+	bool out = true;
+
+	cr_assert(len / (size_t)pg <= sizeof(vec));
+	cr_assert_eq(fdatasync(fd), 0);
+	cr_assert_eq(posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_DONTNEED), 0);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(mincore(m, len, vec), 0);
+	for (size_t i = 0; i < len / (size_t)pg; i++)
+		out = out && !(vec[i] & 1);
+	munmap(m, len);
+	return out;
+}
+
+/* On the ring a buffered READ first asks the page cache alone (RWF_NOWAIT); one it cannot
+ * answer is sent again for the ring's workers, and the data is the same either way.  The
+ * pool never asks. */
+BOTH(a_read_the_page_cache_cannot_answer_is_sent_to_the_ring_workers)
+{
+	int fd;
+	struct bs_aio *a = file_engine(4 << 20, no_uring, &fd);
+	static uint8_t w[4 << 20], r[1 << 20];
+	bool nowait = nowait_reads(fd);
+
+	fill(w, sizeof(w), 11);
+	cr_assert_eq(pwrite(fd, w, sizeof(w), 0), (ssize_t)sizeof(w));
+	if (!evicted(fd, sizeof(w)))
+		cr_skip_test("this file system keeps the file's pages cached");
+	cr_assert_eq(rw(a, BS_READ, 1 << 20, r, sizeof(r), false), BS_OK);
+	cr_assert_arr_eq(r, w + (1 << 20), sizeof(r), "cold read");
+	cr_assert_eq(stats(a).cold > 0, !no_uring && nowait, "cold steps: %llu",
+		     (unsigned long long)stats(a).cold);
+	cr_assert_eq(stats(a).retried, 0, "EAGAIN from RWF_NOWAIT is not a retry");
+
+	/* now cached: answered by the page cache on the first try */
+	uint64_t cold = stats(a).cold;
+	memset(r, 0, sizeof(r));
+	cr_assert_eq(rw(a, BS_READ, 1 << 20, r, sizeof(r), false), BS_OK);
+	cr_assert_arr_eq(r, w + (1 << 20), sizeof(r), "cached read");
+	cr_assert_eq(stats(a).cold, cold, "a cached read went to the workers");
+
+	/* Offered inline (ib_srpt, TCMU) and refused there: the page cache is asked once. */
+	if (!evicted(fd, sizeof(w)))
+		cr_skip_test("the pages came back");
+	struct iovec rv = {r, sizeof(r)};
+	struct bs_io io = {.op = BS_READ, .off = 2 << 20, .len = sizeof(r), .iov = &rv,
+			   .iovcnt = 1, .inline_ok = true, .inline_large_ok = true};
+	cr_assert_not(ran_inline(a, &io), "a cold read ran on the submitter");
+	cr_assert_arr_eq(r, w + (2 << 20), sizeof(r), "cold read offered inline");
+	cr_assert_eq(stats(a).cold - cold, nowait ? 1 : 0, "cold steps: %llu",
+		     (unsigned long long)(stats(a).cold - cold));
+	bs_aio_destroy(a);
+}
+
 BOTH(inline_ok_writes_wait_on_an_o_dsync_file)
 {
 	struct bs_aio_opts o = {.fd = -1, .fd_buffered = -1};
