@@ -131,6 +131,31 @@ static void show_lock(const struct scsi_dev *dev, struct ut_json *j)
 	ut_json_str(j, "cluster_health", ls.health[0] ? ls.health : NULL);
 }
 
+/* A file or block device store's I/O engine: where its reads and writes ran. */
+static void show_engine(struct backstore *bs, struct ut_json *j)
+{
+	struct bs_engine_stats e = {0};
+
+	bs->ops->engine_stats(bs, &e);
+	ut_json_obj(j, "io_engine");
+	ut_json_str(j, "mode", e.mode);
+	ut_json_u64(j, "in_flight", e.in_flight);
+	ut_json_u64(j, "submitted", e.submitted);
+	ut_json_u64(j, "completed", e.completed);
+	ut_json_u64(j, "waited_for_slot", e.queued);
+	ut_json_u64(j, "inline", e.inlined);
+	ut_json_u64(j, "on_own_ring", e.own_ring);
+	ut_json_u64(j, "cold_reads", e.cold);
+	ut_json_u64(j, "short_resumed", e.resumed);
+	ut_json_u64(j, "retried", e.retried);
+	ut_json_u64(j, "bounced", e.bounced);
+	ut_json_u64(j, "unaligned", e.unaligned);
+	ut_json_u64(j, "fua_writes", e.fua_writes);
+	ut_json_u64(j, "flushes", e.flushes);
+	ut_json_u64(j, "discards", e.discards);
+	ut_json_end_obj(j);
+}
+
 static void show_devices(const struct admin_info *ai, struct ut_json *j)
 {
 	const struct tgt_config *cfg = ai->run->cfg;
@@ -165,6 +190,8 @@ static void show_devices(const struct admin_info *ai, struct ut_json *j)
 		}
 		ut_json_u64(j, "sessions", s.nexuses);
 		scsi_stats_json(j, "counters", &s, true);
+		if (dev && dev->open && dev->bs && dev->bs->ops->engine_stats)
+			show_engine(dev->bs, j);
 		for (unsigned k = 0; k < ai->run->ndrivers; k++)
 			if (ai->run->drivers[k].tp->show_device)
 				ai->run->drivers[k].tp->show_device(d->name, j);

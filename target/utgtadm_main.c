@@ -377,6 +377,36 @@ static void rbd_rows(const struct tgt_jv *ds)
 	t_print(&t);
 }
 
+/* File and block device stores: where their I/O ran (docs/admin.md, `io_engine`). */
+static void engine_rows(const struct tgt_jv *ds)
+{
+	struct table t = {.ncols = 9};
+	char b[7][24];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ds->n; i++) {
+		const struct tgt_jv *d = &ds->kids[i], *e = tgt_jv_get(d, "io_engine");
+
+		if (!e)
+			continue;
+		if (!n++)
+			t_row(&t, "DEVICE", "ENGINE", "IN FLIGHT", "COMPLETED", "INLINE", "OWN RING",
+			      "COLD READS", "WAITED", "BOUNCED");
+		t_row(&t, tgt_jv_str(d, "name", "?"), tgt_jv_str(e, "mode", "?"),
+		      num(b[0], tgt_jv_u64(e, "in_flight", 0)),
+		      num(b[1], tgt_jv_u64(e, "completed", 0)),
+		      num(b[2], tgt_jv_u64(e, "inline", 0)),
+		      num(b[3], tgt_jv_u64(e, "on_own_ring", 0)),
+		      num(b[4], tgt_jv_u64(e, "cold_reads", 0)),
+		      num(b[5], tgt_jv_u64(e, "waited_for_slot", 0)),
+		      num(b[6], tgt_jv_u64(e, "bounced", 0)));
+	}
+	if (!n)
+		return;
+	printf("\nI/O engine: file and block device stores\n");
+	t_print(&t);
+}
+
 static void show_devices(const struct tgt_jv *a)
 {
 	const struct tgt_jv *ds = tgt_jv_get(a, "devices");
@@ -404,6 +434,7 @@ static void show_devices(const struct tgt_jv *a)
 		      num(b[8], tgt_jv_u64(k, "errors", 0)));
 	}
 	t_print(&t);
+	engine_rows(ds);
 	tcmu_rows(ds);
 	rbd_rows(ds);
 }

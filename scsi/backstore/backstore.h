@@ -50,6 +50,27 @@ struct backstore;
 struct pr_store;
 struct bs_lock_status;
 
+/* A file or block device store's I/O engine (scsi/backstore/bs_aio.c), counted from open. */
+struct bs_engine_stats {
+	const char *mode;    /* "io_uring" or "threads" */
+	uint64_t in_flight;  /* I/Os submitted and not completed (waiting for a slot too) */
+	uint64_t submitted;  /* I/Os started */
+	uint64_t completed;  /* callbacks made */
+	uint64_t syscalls;   /* steps issued (io_uring SQEs or synchronous calls) */
+	uint64_t resumed;    /* steps issued to finish a short transfer */
+	uint64_t retried;    /* steps re-issued after EINTR/EAGAIN */
+	uint64_t bounced;    /* I/Os copied through an aligned bounce buffer */
+	uint64_t unaligned;  /* O_DIRECT I/Os sent through the buffered descriptor */
+	uint64_t fua_writes; /* write steps issued with RWF_DSYNC */
+	uint64_t flushes;    /* fdatasync steps issued */
+	uint64_t discards;   /* BLKDISCARD ioctls issued */
+	uint64_t queued;     /* I/Os that waited for a free slot */
+	uint64_t own_ring;   /* steps completed on the submitting thread's own ring */
+	uint64_t inlined;    /* steps run on the submitting thread (bs_io.inline_ok) */
+	uint64_t cold;       /* READ steps the page cache could not answer (RWF_NOWAIT), so read
+			      * by a thread that may sleep: the ring's workers or the pool */
+};
+
 struct bs_io {
 	enum bs_op op;
 	uint64_t off; /* bytes */
@@ -118,6 +139,9 @@ struct backstore_ops {
 	/* Optional (SET TARGET PORT GROUPS naming this gateway's group active/optimized): take
 	 * the lock now, fencing the owner, instead of waiting for its grace period. */
 	int (*lock_takeover)(struct backstore *bs);
+	/* Optional (`utgtadm show devices`): how the open store's I/O engine has been doing.
+	 * Any thread; never blocks. */
+	void (*engine_stats)(struct backstore *bs, struct bs_engine_stats *out);
 };
 
 /* Where a vdisk_rbd image lives (scst.conf: pool, image, ceph_conf, ceph_user, ceph_keyring). */

@@ -963,6 +963,11 @@ void bs_aio_store_submit(struct backstore *bs, struct bs_io *io)
 	bs_aio_submit(bs_aio_of(bs), io);
 }
 
+void bs_aio_store_stats(struct backstore *bs, struct bs_engine_stats *out)
+{
+	bs_aio_get_stats(bs_aio_of(bs), out);
+}
+
 int bs_aio_fd(const struct bs_aio *a)
 {
 	return a->o.fd;
@@ -973,12 +978,15 @@ const char *bs_aio_mode(const struct bs_aio *a)
 	return a->uring ? "io_uring" : "threads";
 }
 
-void bs_aio_get_stats(const struct bs_aio *a, struct bs_aio_stats *out)
+void bs_aio_get_stats(const struct bs_aio *a, struct bs_engine_stats *out)
 {
 	struct bs_aio *m = (struct bs_aio *)a;
 
-	out->submitted = atomic_load(&m->st.submitted);
+	out->mode = bs_aio_mode(a);
+	/* completed first: an I/O is counted submitted before it can complete */
 	out->completed = atomic_load(&m->st.completed);
+	out->submitted = atomic_load(&m->st.submitted);
+	out->in_flight = out->submitted - out->completed;
 	out->syscalls = atomic_load(&m->st.syscalls);
 	out->resumed = atomic_load(&m->st.resumed);
 	out->retried = atomic_load(&m->st.retried);

@@ -37,24 +37,6 @@ struct bs_aio_opts {
 	bool no_uring;	   /* use the thread pool even if io_uring works */
 };
 
-struct bs_aio_stats {
-	uint64_t submitted;  /* bs_aio_submit calls */
-	uint64_t completed;  /* callbacks made */
-	uint64_t syscalls;   /* steps issued (io_uring SQEs or synchronous calls) */
-	uint64_t resumed;    /* steps issued to finish a short transfer */
-	uint64_t retried;    /* steps re-issued after EINTR/EAGAIN */
-	uint64_t bounced;    /* I/Os copied through an aligned bounce buffer */
-	uint64_t unaligned;  /* O_DIRECT I/Os sent through the buffered descriptor */
-	uint64_t fua_writes; /* write steps issued with RWF_DSYNC */
-	uint64_t flushes;    /* fdatasync steps issued */
-	uint64_t discards;   /* BLKDISCARD ioctls issued */
-	uint64_t queued;     /* I/Os that waited for a free slot */
-	uint64_t own_ring;   /* steps completed on the submitting thread's own ring */
-	uint64_t inlined;    /* steps run on the submitting thread (bs_io.inline_ok) */
-	uint64_t cold;       /* READ steps the page cache could not answer (RWF_NOWAIT), so read
-			      * by a thread that may sleep: the ring's workers or the pool */
-};
-
 struct bs_aio;
 
 /* Takes ownership of the descriptors (closed by bs_aio_destroy, or here on failure).
@@ -76,7 +58,7 @@ int bs_aio_fd(const struct bs_aio *a);
 
 /* "io_uring" or "threads". */
 const char *bs_aio_mode(const struct bs_aio *a);
-void bs_aio_get_stats(const struct bs_aio *a, struct bs_aio_stats *out);
+void bs_aio_get_stats(const struct bs_aio *a, struct bs_engine_stats *out);
 
 /* O_DIRECT alignment of an open descriptor (statx STATX_DIOALIGN), or `fallback` for both when
  * the kernel or filesystem does not say.  0/0 when the file cannot do O_DIRECT at all. */
@@ -92,6 +74,7 @@ static inline struct bs_aio *bs_aio_of(const struct backstore *bs)
  * refuses UNMAP when the store cannot deallocate) before handing it to the engine. */
 void bs_aio_store_close(struct backstore *bs);
 void bs_aio_store_submit(struct backstore *bs, struct bs_io *io);
+void bs_aio_store_stats(struct backstore *bs, struct bs_engine_stats *out);
 
 /* errno (positive) of a failed system call -> the status the SCSI core understands. */
 enum bs_status bs_errno_status(int err, enum bs_op op);

@@ -157,5 +157,6 @@ const struct backstore_ops bs_blockio_ops = {
     .open = blockio_open,
     .close = bs_aio_store_close,
     .submit = bs_aio_store_submit,
+    .engine_stats = bs_aio_store_stats,
     .resize = blockio_resize,
 };

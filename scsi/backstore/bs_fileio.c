@@ -262,6 +262,7 @@ const struct backstore_ops bs_fileio_ops = {
     .open = fileio_open,
     .close = bs_aio_store_close,
     .submit = bs_aio_store_submit,
+    .engine_stats = bs_aio_store_stats,
     .lba_status = fileio_lba_status,
     .resize = fileio_resize,
 };
@@ -276,4 +277,5 @@ const struct backstore_ops bs_vcdrom_ops = {
     .open = fileio_open,
     .close = bs_aio_store_close,
     .submit = bs_aio_store_submit,
+    .engine_stats = bs_aio_store_stats,
 };

@@ -1,6 +1,8 @@
 /* The admin socket's answers (admin_show.c): targets and devices from a loaded configuration,
  * sessions from a transport's show_sessions op, totals summed over them. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "target/admin.h"
@@ -220,4 +222,53 @@ Test(admin_show, version_and_errors)
 	admin_error(&j, "bad \"thing\"");
 	cr_assert_str_eq(j.buf, "{\"ok\":false,\"error\":\"bad \\\"thing\\\"\"}");
 	ut_json_free(&j);
+}
+
+/* A file-backed device also says how its I/O engine ran; a ramdisk has no engine. */
+Test(admin_show_engine, a_file_device_shows_its_io_engine)
+{
+	char path[] = "/tmp/utgt-show-XXXXXX", text[512];
+	int fd = mkstemp(path);
+	struct captured c;
+	struct diag d;
+	uint8_t buf[4096];
+	struct iovec iov = {buf, sizeof(buf)};
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	snprintf(text, sizeof(text),
+		 "HANDLER vdisk_fileio {\n\tDEVICE f0 {\n\t\tfilename %s\n\t}\n}\n"
+		 "HANDLER ramdisk {\n\tDEVICE r0 {\n\t\tsize_mb 1\n\t}\n}\n",
+		 path);
+	cfg = load_str(text, &c, &d);
+	assert_loads(cfg, c, 0);
+	cr_assert_eq(tgt_config_open_devices(cfg, &d), 0, "%s", cap_dump(&c));
+	unlink(path);
+
+	struct backstore *bs = cfg->devices[0].dev->bs;
+	for (int i = 0; i < 3; i++) {
+		struct bs_io io = {.op = BS_READ, .off = (uint64_t)i * 4096, .len = 4096,
+				   .iov = &iov, .iovcnt = 1};
+		cr_assert_eq(bs_submit_sync(bs, &io), BS_OK);
+	}
+	struct bs_io fl = {.op = BS_FLUSH};
+	cr_assert_eq(bs_submit_sync(bs, &fl), BS_OK);
+
+	struct admin_info ai = {.run = running(NULL, 0), .version = "9.9"};
+	struct tgt_jv *v = answer(&ai, ADMIN_SHOW_DEVICES);
+	const struct tgt_jv *ds = tgt_jv_get(v, "devices");
+	const struct tgt_jv *e = tgt_jv_get(&ds->kids[0], "io_engine");
+
+	cr_assert_str_eq(tgt_jv_str(&ds->kids[0], "name", ""), "f0");
+	cr_assert_not_null(e, "no io_engine for a vdisk_fileio device");
+	const char *mode = tgt_jv_str(e, "mode", "");
+	cr_assert(!strcmp(mode, "io_uring") || !strcmp(mode, "threads"), "mode %s", mode);
+	cr_assert_eq(tgt_jv_u64(e, "submitted", 0), 4);
+	cr_assert_eq(tgt_jv_u64(e, "completed", 0), 4);
+	cr_assert_eq(tgt_jv_u64(e, "in_flight", 9), 0);
+	cr_assert_eq(tgt_jv_u64(e, "flushes", 0), 1);
+	cr_assert_null(tgt_jv_get(&ds->kids[1], "io_engine"), "a ramdisk has no I/O engine");
+	tgt_jv_free(v);
+	tgt_config_free(cfg);
 }

@@ -152,9 +152,9 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 7 + seed + (i >> 9));
 }
 
-static struct bs_aio_stats stats(struct bs_aio *a)
+static struct bs_engine_stats stats(struct bs_aio *a)
 {
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 	bs_aio_get_stats(a, &s);
 	return s;
 }
@@ -200,7 +200,7 @@ BOTH(scattered_iovecs_and_split_steps)
 			      {src + 35536, 30000}};
 	struct iovec rv[3] = {{dst, 3}, {dst + 3, 65000}, {dst + 65003, 533}};
 	struct bs_io io = {.op = BS_WRITE, .off = 4096, .len = 65536, .iov = wv, .iovcnt = 5};
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	fill(src, sizeof(src), 3);
 	cr_assert_eq(run(a, &io), BS_OK);
@@ -238,7 +238,7 @@ BOTH(short_read_at_end_of_file_is_resumed_then_fails)
 	int fd;
 	struct bs_aio *a = file_engine(4096, no_uring, &fd);
 	uint8_t r[8192];
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	/* The engine trusts the store's size; the file ends half way through this read. */
 	cr_assert_eq(rw(a, BS_READ, 0, r, sizeof(r), false), BS_EIO);
@@ -253,7 +253,7 @@ BOTH(fua_and_flush)
 	struct bs_aio *a = file_engine(1 << 20, no_uring, NULL);
 	uint8_t w[8192], r[8192];
 	struct bs_io fl = {.op = BS_FLUSH};
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	fill(w, sizeof(w), 1);
 	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), true), BS_OK);
@@ -272,7 +272,7 @@ BOTH(nv_cache_ignores_fua_and_flush)
 	struct bs_aio *a = engine(&o, no_uring);
 	uint8_t w[4096];
 	struct bs_io fl = {.op = BS_FLUSH};
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	memset(w, 3, sizeof(w));
 	cr_assert_eq(rw(a, BS_WRITE, 0, w, sizeof(w), true), BS_OK);
@@ -354,7 +354,7 @@ BOTH(odirect_aligned_goes_straight_through)
 {
 	struct bs_aio *a = direct_engine(1 << 20, no_uring, 512);
 	uint8_t *w, *r;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	cr_assert_eq(posix_memalign((void **)&w, 4096, 65536), 0);
 	cr_assert_eq(posix_memalign((void **)&r, 4096, 65536), 0);
@@ -374,7 +374,7 @@ BOTH(odirect_misaligned_buffers_are_bounced)
 {
 	struct bs_aio *a = direct_engine(1 << 20, no_uring, 512);
 	uint8_t *wb, *rb;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	cr_assert_eq(posix_memalign((void **)&wb, 4096, 65536 + 4096), 0);
 	cr_assert_eq(posix_memalign((void **)&rb, 4096, 65536 + 4096), 0);
@@ -409,7 +409,7 @@ BOTH(odirect_unaligned_offset_uses_the_buffered_descriptor)
 {
 	struct bs_aio *a = direct_engine(1 << 20, no_uring, 4096);
 	uint8_t *w, *r;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	cr_assert_eq(posix_memalign((void **)&w, 4096, 8192), 0);
 	cr_assert_eq(posix_memalign((void **)&r, 4096, 8192), 0);
@@ -469,7 +469,7 @@ BOTH(many_in_flight_beyond_depth)
 	static struct iovec iov[N];
 	static struct bs_io io[N];
 	static struct multi m;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	waiter_init(&m.w);
 	m.base = io;
@@ -901,7 +901,7 @@ BOTH(zero_length_and_nothing_to_do_complete_inline)
 {
 	struct bs_aio *a = file_engine(65536, no_uring, NULL);
 	struct bs_io io = {.op = BS_WRITE, .off = 0, .len = 0};
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	cr_assert_eq(run(a, &io), BS_OK);
 	s = stats(a);
@@ -1057,7 +1057,7 @@ static bool own_wait(int n)
 Test(bs_aio, a_worker_with_its_own_ring_completes_its_io_itself)
 {
 	struct bs_aio_opts o = {.fd = temp_file(1 << 20), .fd_buffered = -1, .max_step = 4096};
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 	uint64_t before;
 
 	if (!uring_works())

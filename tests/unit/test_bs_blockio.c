@@ -138,7 +138,7 @@ Test(bs_blockio, geometry_exclusive_direct_round_trip)
 	struct backstore *bs, *again;
 	char err[256];
 	uint8_t *w, *r;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	need_loop(32 << 20, 0);
 	bs = bb_new(loopdev, 512);

@@ -89,9 +89,9 @@ static int fd_flags(struct backstore *bs)
 	return fcntl(bs_aio_fd(bs_aio_of(bs)), F_GETFL);
 }
 
-static struct bs_aio_stats stats(struct backstore *bs)
+static struct bs_engine_stats stats(struct backstore *bs)
 {
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 	bs_aio_get_stats(bs_aio_of(bs), &s);
 	return s;
 }
@@ -311,7 +311,7 @@ Test(bs_fileio, o_direct_opens_direct_and_bounces_misaligned_buffers)
 	struct backstore *bs = fb_new(4 << 20, 512);
 	char err[256];
 	uint8_t *w, *r;
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 
 	bs->o_direct = true;
 	cr_assert_eq(fb_open(bs, err, sizeof(err)), 0, "%s", err);
@@ -356,7 +356,7 @@ Test(bs_fileio, fua_and_flush_reach_the_file_unless_nv_cache)
 {
 	struct backstore *bs = fb_make(1 << 20, 512);
 	uint8_t w[4096];
-	struct bs_aio_stats s;
+	struct bs_engine_stats s;
 	char err[256];
 
 	memset(w, 1, sizeof(w));

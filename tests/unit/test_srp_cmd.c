@@ -425,7 +425,7 @@ TestSuite(srp_cmd_fileio, .init = setup_file, .fini = teardown_file);
 
 static uint64_t lu_inlined(void)
 {
-	struct bs_aio_stats st;
+	struct bs_engine_stats st;
 
 	bs_aio_get_stats(bs_aio_of(tgt_config_device(fake_cfg, "rd0")->dev->bs), &st);
 	return st.inlined;
